@@ -1,0 +1,124 @@
+"""Grading one submission: run every check against the isolated student, score it.
+
+The result is a dict in Gradescope's results.json schema (``score``, ``tests[]``),
+with the kit's own facts (seed, versions, isolation layers) under ``extra_data``.
+"""
+
+import hashlib
+import secrets
+from pathlib import Path
+
+import numpy as np
+
+import solutions
+
+from . import __version__
+from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
+from .public.framework import HIDDEN, REGISTRY
+from .public.notebook import answer_cells, answer_cells_of
+from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS, run_check
+from .sandbox import IsolatedStudent, Limits
+
+GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
+PARTS = GRADED_FUNCTIONS + ("quiz",)
+VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
+_GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
+                 "public/notebook.py", "hidden_checks.py", "grading.py", "sandbox.py",
+                 "child_runtime.py")
+
+
+def graders_hash():
+    """Identifies the graders and the reference; a result records it."""
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    for name in _GRADER_FILES:
+        digest.update((here / name).read_bytes())
+    digest.update(Path(solutions.mha.__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def ordered_checks():
+    """Checks in notebook order, public before hidden within each part."""
+    rank = {name: i for i, name in enumerate(SECTIONS)}
+    indexed = list(enumerate(REGISTRY))
+    return sorted(indexed, key=lambda item: (rank[item[1].function], item[1].tier != "public"))
+
+
+def reference_functions():
+    return {name: getattr(solutions, name) for name in GRADED_FUNCTIONS}
+
+
+def grade_cells(cells, seed=None, limits=None):
+    """Grade answer cells [(cell id, source)]; return a results.json dict."""
+    seed = secrets.randbits(63) if seed is None else int(seed)
+    tests = []
+    with IsolatedStudent(cells, reference_functions(), limits or Limits()) as student:
+        for index, chk in ordered_checks():
+            rng = np.random.default_rng([seed, index])
+            result = run_check(chk, student, rng)
+            tests.append({
+                "name": chk.name,
+                "score": result.score,
+                "max_score": chk.points,
+                "status": result.status,
+                "output": result.message if result.status != PASSED else "passed",
+                "visibility": VISIBILITY[chk.tier],
+            })
+        extra = {"load_errors": student.load_errors, "crashes": student.crashes,
+                 "isolation": student.layers}
+    return _result(tests, seed, extra)
+
+
+def _result(tests, seed, extra):
+    parts = {part: sum(t["score"] for t in tests if t["name"].startswith(part + ":"))
+             for part in PARTS}
+    status = "graded" if not extra.get("crashes") else "graded, with crashes"
+    return {
+        "score": round(sum(t["score"] for t in tests), 6),
+        "tests": tests,
+        "extra_data": dict(extra, seed=seed, parts=parts, status=status,
+                           mhakit_version=__version__, graders_hash=graders_hash(),
+                           max_score=sum(t["max_score"] for t in tests)),
+    }
+
+
+def unreadable(reason, seed=None):
+    """The result for a file that is not a notebook: zero, with the reason."""
+    result = _result([], seed, {"error": reason})
+    result["extra_data"]["status"] = "unreadable"
+    result["output"] = f"This submission could not be graded: {reason}"
+    return result
+
+
+def grade_notebook(path, seed=None, limits=None):
+    try:
+        cells = answer_cells(path)
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        return unreadable(str(error), seed)
+    return grade_cells(cells, seed, limits)
+
+
+def grade_notebook_node(notebook, seed=None, limits=None):
+    """For the nbgrader preprocessor, which holds the notebook in memory."""
+    try:
+        cells = answer_cells_of(notebook)
+    except ValueError as error:
+        return unreadable(str(error), seed)
+    return grade_cells(cells, seed, limits)
+
+
+def part_scores(result):
+    return result["extra_data"]["parts"]
+
+
+def part_summary(result, part):
+    """Feedback text for one part: each check's outcome, without any hidden input."""
+    lines = []
+    for test in result["tests"]:
+        if not test["name"].startswith(part + ":"):
+            continue
+        mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
+        points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
+        detail = "" if test["status"] == PASSED else f" — {test['output']}"
+        lines.append(f"{mark} {test['name']}{points}{detail}")
+    return "\n".join(lines)

@@ -1,0 +1,251 @@
+"""Hidden checks: the student's functions against the reference on fresh random inputs.
+
+Every function gets the same four checks, fed by its own case generators:
+values on random non-square inputs, edge cases, float32 in and out, and inputs left
+unchanged (also when read-only). Only the first two can be passed by correct numbers
+alone; the last two pay only when the numbers are right too, so a right dtype or an
+untouched input earns nothing by itself.
+
+Each call swaps the student's *other* contract functions for stand-ins that return the
+reference result, so one broken softmax costs softmax's points only. Composite
+functions also get a 0-point check with the student's own pieces, for feedback.
+"""
+
+import numpy as np
+
+import solutions
+
+from .public.framework import HIDDEN, CheckFailed, check, expect_array, expect_inputs_unchanged
+
+# Points per function and how they split over the four checks.
+POINTS = {
+    "dot_product": (5, 1, 1, 1),
+    "attention_scores": (6, 2, 1, 1),
+    "softmax": (7, 3, 1, 1),
+    "attention": (10, 3, 1, 2),
+    "split_heads": (6, 2, 1, 1),
+    "concat_heads": (5, 1, 1, 1),
+    "output_projection": (3, 1, 1, 1),
+    "multi_head_attention": (12, 4, 2, 2),
+}
+QUIZ_POINTS = {"quiz_1": 10}
+PAIRS = {"attention": ("output", "weights"), "multi_head_attention": ("output", "weights")}
+TOLERANCE = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-9),
+             np.dtype(np.float32): dict(rtol=2e-4, atol=1e-5)}
+
+
+def _normal(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def _distinct(rng, *shape):
+    """Distinct values in random order: any transposed or misplaced entry shows."""
+    return rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float64)
+
+
+def _mask(rng, *shape, allow_empty_rows=True):
+    mask = rng.random(shape) < 0.6
+    if not allow_empty_rows:
+        mask[..., 0] = True
+    return mask
+
+
+def _heads(rng):
+    """(num_heads, d_k) with num_heads > 1 and d_k != num_heads."""
+    h = int(rng.integers(2, 5))
+    d_k = int(rng.choice([d for d in range(2, 7) if d != h]))
+    return h, d_k
+
+
+# ----------------------------------------------------------- case generators
+# Each returns a list of (args, kwargs). B >= 2, T_q != T_k, d_model != T.
+
+def cases_dot_product(rng, edge):
+    if edge:
+        return [((_normal(rng, 1), _normal(rng, 1)), {}),
+                ((_normal(rng, 6), _normal(rng, 6)), {}),
+                ((_normal(rng, 2, 3, 4, 1), _normal(rng, 2, 3, 4, 1)), {})]
+    d = int(rng.integers(3, 9))
+    return [((_normal(rng, d), _normal(rng, d)), {}),
+            ((_normal(rng, 5, d), _normal(rng, 5, d)), {}),
+            ((_normal(rng, 3, 4, d), _normal(rng, 3, 4, d)), {})]
+
+
+def cases_attention_scores(rng, edge):
+    if edge:
+        return [((_normal(rng, 1, 5), _normal(rng, 3, 5)), {}),
+                ((_normal(rng, 2, 4, 1), _normal(rng, 2, 1, 1)), {}),
+                ((_normal(rng, 3, 1, 1), _normal(rng, 3, 2, 1)), {})]
+    B, T_q, T_k, d_k = 2, 3, 5, 4 + int(rng.integers(0, 4))
+    return [((_normal(rng, T_q, d_k), _normal(rng, T_k, d_k)), {}),
+            ((_normal(rng, B, T_q, d_k), _normal(rng, B, T_k, d_k)), {}),
+            ((_normal(rng, B, 3, T_k, d_k), _normal(rng, B, 3, T_q, d_k)), {})]
+
+
+def cases_softmax(rng, edge):
+    if edge:
+        big = np.array([[1e4, 0.0, -1e4], [-1e4, -1e4, -1e4], [5e3, 5e3, -2e3]])
+        return [((rng.permutation(big.ravel()).reshape(3, 3) * rng.choice([-1, 1]),), {}),
+                ((_normal(rng, 1),), {}),
+                ((np.full((2, 3), float(rng.normal())),), {}),
+                ((3 * _normal(rng, 4, 2, 3),), {"axis": 1})]
+    return [((3 * _normal(rng, 7),), {}),
+            ((3 * _normal(rng, 4, 6),), {}),
+            ((3 * _normal(rng, 4, 6),), {"axis": 0}),
+            ((3 * _normal(rng, 2, 3, 5),), {"axis": -2})]
+
+
+def cases_attention(rng, edge):
+    B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 6
+    if edge:
+        return [((_normal(rng, 1, d_k), _normal(rng, 1, d_k), _normal(rng, 1, d_v)), {}),
+                ((_normal(rng, 2, d_k), _normal(rng, 4, d_k), _normal(rng, 4, 1)),
+                 {"mask": np.array([[True, False, True, False], [False] * 4])}),
+                ((_normal(rng, B, T_q, d_k), _normal(rng, B, T_k, d_k), _normal(rng, B, T_k, d_v)),
+                 {"mask": np.zeros((B, T_q, T_k), dtype=bool)})]
+    Q, K, V = _normal(rng, B, T_q, d_k), _normal(rng, B, T_k, d_k), _normal(rng, B, T_k, d_v)
+    causal = np.tril(np.ones((T_q, T_k), dtype=bool))
+    return [((Q, K, V), {}),
+            ((Q, K, V), {"mask": causal}),
+            ((Q, K, V), {"mask": _mask(rng, B, T_q, T_k)}),
+            ((Q[0], K[0], V[0]), {"mask": _mask(rng, T_q, T_k, allow_empty_rows=False)})]
+
+
+def cases_split_heads(rng, edge):
+    h, d_k = _heads(rng)
+    if edge:
+        return [((_distinct(rng, 4, 6), 1), {}),
+                ((_distinct(rng, 2, 4, 6), 6), {}),
+                ((_distinct(rng, 2, 1, h * d_k), h), {})]
+    return [((_distinct(rng, 3, 5, h * d_k), h), {}),
+            ((_distinct(rng, 5, h * d_k), h), {}),
+            ((_distinct(rng, 2, 3, 4, h * d_k), h), {})]
+
+
+def cases_concat_heads(rng, edge):
+    h, d_k = _heads(rng)
+    if edge:
+        return [((_distinct(rng, 2, 1, 4, 3),), {}),
+                ((_distinct(rng, 2, 5, 4, 1),), {}),
+                ((_distinct(rng, h, 1, d_k),), {})]
+    return [((_distinct(rng, 3, h, 5, d_k),), {}),
+            ((_distinct(rng, h, 5, d_k),), {}),
+            ((_distinct(rng, 2, 3, h, 4, d_k),), {})]
+
+
+def cases_output_projection(rng, edge):
+    h, d_k = _heads(rng)
+    width, d_model = h * d_k, h * d_k + 3
+    if edge:
+        return [((_normal(rng, 1, width), _normal(rng, width, d_model)), {}),
+                ((_normal(rng, 2, 3, width), _normal(rng, width, width)), {})]
+    return [((_normal(rng, 3, 5, width), _normal(rng, width, d_model)), {}),
+            ((_normal(rng, 5, width), _normal(rng, width, d_model)), {})]
+
+
+def _mha_args(rng, B, T, h, d_k):
+    d_model = h * d_k
+    X = _normal(rng, *B, T, d_model)
+    weights = [_normal(rng, d_model, d_model) / np.sqrt(d_model) for _ in range(4)]
+    return (X, *weights, h)
+
+
+def cases_multi_head_attention(rng, edge):
+    h, d_k = _heads(rng)
+    B, T = 2, 5
+    if edge:
+        return [(_mha_args(rng, (B,), 1, h, d_k), {}),
+                (_mha_args(rng, (B,), T, 1, 6), {}),
+                (_mha_args(rng, (B,), T, 6, 1), {}),
+                (_mha_args(rng, (), T, h, d_k), {"mask": np.zeros((T, T), dtype=bool)})]
+    return [(_mha_args(rng, (B,), T, h, d_k), {}),
+            (_mha_args(rng, (B,), T, h, d_k), {"mask": np.tril(np.ones((T, T), dtype=bool))}),
+            (_mha_args(rng, (B,), T, h, d_k), {"mask": _mask(rng, B, T, T)}),
+            (_mha_args(rng, (), T, h, d_k), {})]
+
+
+CASES = {name: globals()[f"cases_{name}"] for name in POINTS}
+
+
+# ----------------------------------------------------------- comparing one call
+
+def _as_float32(value):
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return value.astype(np.float32)
+    return value
+
+
+def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, readonly=False):
+    expected = getattr(solutions, name)(*args, **kwargs)
+    got = student.call(name, *args, stand_ins=stand_ins, readonly=readonly, **kwargs)
+    dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
+    tol = dict(TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)]), check_dtype=check_dtype)
+    shape_of = " and ".join(str(np.shape(a)) for a in args if isinstance(a, np.ndarray))
+    if name in PAIRS:
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise CheckFailed(f"for inputs of shape {shape_of}, expected a pair "
+                              f"{PAIRS[name]}, got {_kind(got)}")
+        for g, e, part in zip(got, expected, PAIRS[name]):
+            expect_array(g, e, f"{part} for inputs of shape {shape_of}", **tol)
+    else:
+        expect_array(got, expected, f"the result for inputs of shape {shape_of}", **tol)
+
+
+def _kind(value):
+    return value if isinstance(value, str) else type(value).__name__
+
+
+# ----------------------------------------------------------- the four checks
+
+def _register(name, points):
+    values, edge, float32, inputs = points
+    cases = CASES[name]
+
+    @check(name, "matches the reference on random inputs", values, HIDDEN)
+    def _values(student, rng):
+        for args, kwargs in cases(rng, edge=False):
+            compare(student, name, args, kwargs)
+
+    @check(name, "edge cases", edge, HIDDEN)
+    def _edge(student, rng):
+        for args, kwargs in cases(rng, edge=True):
+            compare(student, name, args, kwargs)
+
+    @check(name, "float32 in, float32 out", float32, HIDDEN)
+    def _float32(student, rng):
+        for args, kwargs in cases(rng, edge=False)[:2]:
+            compare(student, name, tuple(_as_float32(a) for a in args), kwargs, check_dtype=True)
+
+    @check(name, "leaves its inputs unchanged, also when they are read-only", inputs, HIDDEN)
+    def _inputs(student, rng):
+        args, kwargs = cases(rng, edge=False)[0]
+        compare(student, name, args, kwargs)
+        expect_inputs_unchanged(student, name)
+        compare(student, name, args, kwargs, readonly=True)
+
+    if name in ("attention", "multi_head_attention"):
+        @check(name, "also right with your own pieces (no points: feedback only)", 0, HIDDEN)
+        def _own_pieces(student, rng):
+            for args, kwargs in cases(rng, edge=False):
+                compare(student, name, args, kwargs, stand_ins=False)
+
+
+for _name, _points in POINTS.items():
+    _register(_name, _points)
+
+
+# ----------------------------------------------------------- the quiz
+
+# The answer key lives here only: never in the released notebook or the self-check.
+QUIZ_KEY = {"quiz_1": "B"}
+
+
+@check("quiz", "question 1", QUIZ_POINTS["quiz_1"], HIDDEN)
+def _quiz_1(student, _rng):
+    answer = student.variable("quiz_1")
+    if not isinstance(answer, str) or answer.strip().upper() != QUIZ_KEY["quiz_1"]:
+        raise CheckFailed("question 1 is not answered correctly")
+
+
+TOTAL_POINTS = sum(sum(p) for p in POINTS.values()) + sum(QUIZ_POINTS.values())
+assert TOTAL_POINTS == 100, TOTAL_POINTS

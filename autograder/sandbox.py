@@ -1,0 +1,300 @@
+"""Running a submission's code in a separate, limited child process.
+
+The grading process never runs student code. It starts one child per submission
+(``child_runtime.py`` under ``python -I``), hands it the answer cells, and then calls
+the student's functions through a pipe with plain arrays. Everything the child sends
+is data: .npy bytes read with ``allow_pickle=False`` and JSON.
+"""
+
+import os
+import secrets
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .child_runtime import decode, encode, read_exact, write_frame
+from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
+from .public.notebook import PREAMBLE
+
+import io
+import json
+import struct
+
+RUNTIME_SOURCE = (Path(__file__).with_name("child_runtime.py")).read_text(encoding="utf-8")
+MAX_REPLY = 256 * 1024 * 1024
+
+
+@dataclass
+class Limits:
+    call_seconds: float = 20.0     # wall clock for one call, or for loading the cells
+    cpu_seconds: int = 120         # CPU time for the whole child
+    memory_bytes: int = 4 << 30    # address space
+    file_bytes: int = 16 << 20     # largest file the child may write
+    max_restarts: int = 2          # fresh children after a crash, per submission
+
+
+class ChildGone(Exception):
+    """The child died, hung or broke the protocol."""
+
+
+def _limit_child(limits):
+    import resource
+
+    def apply():
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return apply
+
+
+def child_environment():
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+    # One BLAS thread: many children run side by side, and threads would fight.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # machine-specific BLAS fixes
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+class ChildProcess:
+    """One child: start, send requests, read replies under a deadline, kill."""
+
+    LAYERS = ("separate process", "resource limits", "scratch folder", "wall-clock timeout")
+
+    def __init__(self, limits):
+        self.limits = limits
+        self.scratch = tempfile.mkdtemp(prefix="mhakit-child-")
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", RUNTIME_SOURCE, str(to_child_r), str(from_child_w)],
+            pass_fds=(to_child_r, from_child_w), cwd=self.scratch, env=child_environment(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=_limit_child(limits))
+        os.close(to_child_r)
+        os.close(from_child_w)
+
+    def send(self, header, arrays=()):
+        try:
+            write_frame(self.to_child, json.dumps(dict(header, arrays=len(arrays))).encode())
+            for array in arrays:
+                buffer = io.BytesIO()
+                np.save(buffer, array, allow_pickle=False)
+                write_frame(self.to_child, buffer.getvalue())
+        except OSError as error:
+            raise ChildGone(self.describe_exit()) from error
+
+    def _read(self, size, deadline):
+        import time
+        chunks = []
+        while size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.from_child], [], [], left)[0]:
+                raise ChildGone(f"took longer than {self.limits.call_seconds:g} s")
+            chunk = os.read(self.from_child, min(size, 1 << 20))
+            if not chunk:
+                raise ChildGone(self.describe_exit())
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _frame(self, deadline):
+        (size,) = struct.unpack(">Q", self._read(8, deadline))
+        if size > MAX_REPLY:
+            raise ChildGone("sent a reply larger than the grader accepts")
+        return self._read(size, deadline)
+
+    def receive(self, deadline):
+        try:
+            header = json.loads(self._frame(deadline).decode("utf-8"))
+            count = int(header.get("arrays", 0))
+            arrays = [np.load(io.BytesIO(self._frame(deadline)), allow_pickle=False)
+                      for _ in range(count)]
+        except ChildGone:
+            raise
+        except Exception as error:  # garbage from the child: it is no longer trusted
+            raise ChildGone(f"broke the grading protocol ({type(error).__name__})") from error
+        if not isinstance(header, dict):
+            raise ChildGone("broke the grading protocol")
+        return header, arrays
+
+    def describe_exit(self):
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        if code < 0:
+            return f"was killed by signal {-code} (out of memory or CPU time?)"
+        return f"ended the Python process (exit code {code})"
+
+    def close(self):
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, 9)
+            except OSError:
+                self.process.kill()
+        self.process.wait()
+        for fd in (self.to_child, self.from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _encode_all(args, kwargs):
+    arrays = []
+    spec = {"args": encode(list(args), arrays),
+            "kwargs": {k: encode(v, arrays) for k, v in kwargs.items()}}
+    return spec, arrays
+
+
+class IsolatedStudent:
+    """The grader's handle on a submission whose code lives in a child process.
+
+    ``reference`` maps function names to the trusted reference functions; a call with
+    ``stand_ins=True`` swaps every other contract function in the child for a stand-in
+    that asks this process for the reference result, valid for that call only.
+    """
+
+    def __init__(self, cells, reference, limits=None):
+        self.cells = cells
+        self.reference = reference
+        self.limits = limits or Limits()
+        self.inputs_changed = False
+        self.load_errors = {}
+        self.crashes = []
+        self.child = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self.child is not None:
+            self.child.close()
+            self.child = None
+
+    @property
+    def layers(self):
+        return list(ChildProcess.LAYERS)
+
+    def _deadline(self):
+        import time
+        return time.monotonic() + self.limits.call_seconds
+
+    def _ensure_child(self):
+        if self.child is not None:
+            return
+        if len(self.crashes) > self.limits.max_restarts:
+            raise CheckFailed(f"not run: the code crashed the grading process too often "
+                              f"({self.crashes[-1]})")
+        self.child = ChildProcess(self.limits)
+        try:
+            self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells})
+            header, _ = self.child.receive(self._deadline())
+        except ChildGone as gone:
+            self._lost(f"while running the answer cells, the code {gone}")
+            raise CheckFailed(self.crashes[-1]) from None
+        self.load_errors = {str(k): str(v) for k, v in (header.get("errors") or {}).items()}
+
+    def _lost(self, reason):
+        self.crashes.append(reason)
+        self.close()
+
+    def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
+        self._ensure_child()
+        token = secrets.token_hex(8)
+        spec, arrays = _encode_all(args, kwargs)
+        others = [n for n in self.reference if n != name] if stand_ins else []
+        request = dict(spec, op="call", name=name, readonly=readonly, stand_ins=others, token=token)
+        try:
+            self.child.send(request, arrays)
+            header, returned = self._serve_until_done(token, others)
+        except ChildGone as gone:
+            self._lost(f"the code {gone}")
+            raise CheckFailed(f"{name}: {self.crashes[-1]}") from None
+        status = header.get("status")
+        if status == "missing":
+            raise NotImplementedYet(f"{name} is not defined")
+        if status == "not_implemented":
+            raise NotImplementedYet(f"{name} is not implemented yet")
+        after_args = _decode_safely(header.get("args_after"), returned)
+        self.inputs_changed = not _same(args, after_args) or not all(
+            _same([v], [_decode_safely((header.get("kwargs_after") or {}).get(k), returned)])
+            for k, v in kwargs.items())
+        if status == "raised":
+            raise StudentRaised(f"{name} raised {short(str(header.get('error')))}")
+        return _decode_safely(header.get("value"), returned)
+
+    def _serve_until_done(self, token, allowed):
+        while True:
+            header, arrays = self.child.receive(self._deadline())
+            if header.get("op") == "done":
+                return header, arrays
+            if header.get("op") != "reference":
+                raise ChildGone("broke the grading protocol")
+            self._answer_reference(header, arrays, token, allowed)
+
+    def _answer_reference(self, header, arrays, token, allowed):
+        name = header.get("name")
+        if header.get("token") != token or name not in allowed:
+            self.child.send({"ok": False, "error": "no reference result is available here"})
+            return
+        try:
+            args = _decode_safely(header.get("args"), arrays)
+            kwargs = {str(k): _decode_safely(v, arrays)
+                      for k, v in (header.get("kwargs") or {}).items()}
+            value = self.reference[name](*args, **kwargs)
+        except Exception as error:  # bad arguments from the student's code
+            self.child.send({"ok": False, "error": f"{name}: {short(str(error))}"})
+            return
+        out = []
+        self.child.send({"ok": True, "value": encode(value, out)}, out)
+
+    def variable(self, name):
+        self._ensure_child()
+        try:
+            self.child.send({"op": "variable", "name": name})
+            header, arrays = self.child.receive(self._deadline())
+        except ChildGone as gone:
+            self._lost(f"the code {gone}")
+            return None
+        return _decode_safely(header.get("value"), arrays)
+
+
+def _decode_safely(spec, arrays):
+    """Decode a child's description; anything malformed becomes a harmless string."""
+    try:
+        if not isinstance(spec, dict):
+            raise ValueError
+        if spec.get("t") == "other":
+            return f"<{short(str(spec.get('type')), 80)}>"
+        value = decode(spec, arrays)
+        if spec.get("t") == "py" and not isinstance(value, (type(None), bool, int, float, str)):
+            raise ValueError
+        return value
+    except Exception:  # noqa: BLE001
+        return "<a value the grader could not read>"
+
+
+def _same(before, after):
+    if not isinstance(after, (list, tuple)) or len(after) != len(before):
+        return False
+    return all(not isinstance(b, np.ndarray) or
+               (isinstance(a, np.ndarray) and a.shape == b.shape
+                and np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
+               for b, a in zip(before, after))
