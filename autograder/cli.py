@@ -1,0 +1,94 @@
+"""mhakit: the instructor's command line."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+
+def _grade(args):
+    from .batch import grade_folder
+    from .demo import grade_table
+    from .grading import grade_notebook
+
+    paths = [Path(p) for p in args.paths]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        print(f"mhakit grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if len(paths) == 1 and paths[0].is_file():
+        print(json.dumps(grade_notebook(paths[0], seed=args.seed), indent=1, ensure_ascii=False))
+        return 0
+    results = {}
+    for path in paths:
+        if path.is_file():
+            print(f"mhakit grade: give either one notebook or folders, not {path} "
+                  "among several", file=sys.stderr)
+            return 2
+        try:
+            results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
+                                        quiet=args.quiet))
+        except ValueError as error:
+            print(f"mhakit grade: {error}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps(results, indent=1, ensure_ascii=False))
+    elif not args.quiet:
+        Console().print(grade_table(results))
+    print(f"wrote {args.out}/<student>/results.json and {args.out}/grades.csv", file=sys.stderr)
+    return 0
+
+
+def _build(args):
+    from .build import generate_release, write_source
+
+    course = Path(args.course)
+    if not (course / "nbgrader_config.py").exists():
+        print(f"mhakit build: {course} has no nbgrader_config.py; is it the course folder?",
+              file=sys.stderr)
+        return 2
+    print(f"wrote {write_source(course)}", file=sys.stderr)
+    if not args.source_only:
+        print(f"wrote {generate_release(course)}", file=sys.stderr)
+    return 0
+
+
+def _demo(args):
+    from .demo import main as demo
+    return demo(keep=args.keep, seed=args.seed)
+
+
+def parser():
+    top = argparse.ArgumentParser(prog="mhakit", description=__doc__)
+    commands = top.add_subparsers(dest="command", required=True)
+
+    grade = commands.add_parser("grade", help="grade one notebook (JSON on stdout) or folders")
+    grade.add_argument("paths", nargs="+", help="a notebook, or folders of submissions")
+    grade.add_argument("--out", default="mhakit-results", help="where folder results go")
+    grade.add_argument("--seed", type=int, help="seed for the hidden inputs (default: fresh)")
+    grade.add_argument("--jobs", type=int, help="parallel submissions (default: all cores)")
+    grade.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    grade.add_argument("--json", action="store_true", help="all results as JSON on stdout")
+    grade.set_defaults(run=_grade)
+
+    build = commands.add_parser("build", help="regenerate source/ and the release")
+    build.add_argument("--course", default=".", help="the course folder (default: .)")
+    build.add_argument("--source-only", action="store_true", help="skip generate_assignment")
+    build.set_defaults(run=_build)
+
+    demo = commands.add_parser("demo", help="release, self-check and grade a sample class")
+    demo.add_argument("--keep", metavar="DIR", help="build the demo course here and keep it")
+    demo.add_argument("--seed", type=int, help="seed for the hidden inputs")
+    demo.set_defaults(run=_demo)
+    return top
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The demo: release, self-check, grade a bundled class, print the grade table."""
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .batch import CSV_COLUMNS, grade_folder, grade_row
+from .build import NOTEBOOK, generate_release, write_source
+from .sample_class import write_sample_class
+
+COURSE_CONFIG = Path(__file__).resolve().parent.parent / "nbgrader_config.py"
+
+
+def run_selfcheck(folder, console, label):
+    done = subprocess.run([sys.executable, "selfcheck.py", NOTEBOOK], cwd=folder,
+                          capture_output=True, text=True)
+    console.rule(f"{label}: python selfcheck.py {NOTEBOOK} → exit {done.returncode}")
+    console.print(done.stdout.rstrip(), markup=False, highlight=False)
+    return done.returncode
+
+
+def grade_table(results):
+    table = Table(title="The demo class, graded by mha-kit (auto-graded points out of 100)")
+    for column in CSV_COLUMNS:
+        table.add_column(column, justify="left" if column in ("student", "status") else "right")
+    for student, result in results.items():
+        row = grade_row(student, result)
+        table.add_row(*(row[c] for c in CSV_COLUMNS))
+    return table
+
+
+def main(keep=None, seed=None):
+    console = Console()
+    log = Console(stderr=True)
+    course = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="mhakit-demo-"))
+    course.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copy(COURSE_CONFIG, course / "nbgrader_config.py")
+        log.print(f"[1/4] writing source/ and running nbgrader generate_assignment in {course}")
+        source = write_source(course)
+        release = generate_release(course)
+        log.print("[2/4] self-checking the reference and the untouched release")
+        reference_code = run_selfcheck(source, console, "reference (source/mha)")
+        release_code = run_selfcheck(release, console, "untouched release (assignments/mha)")
+        log.print("[3/4] writing the sample class to submitted/")
+        write_sample_class(release / NOTEBOOK, course / "submitted")
+        log.print("[4/4] grading the class with mhakit grade")
+        results = grade_folder(course / "submitted", course / "mhakit-results", seed=seed)
+        console.print(grade_table(results))
+        console.print(f"results: {course / 'mhakit-results'}" if keep else
+                      "(run `mhakit demo --keep DIR` to keep the course folder)")
+    finally:
+        if not keep:
+            shutil.rmtree(course, ignore_errors=True)
+    # The demo passes when the reference passes its self-check and the stubs do not.
+    return 0 if reference_code == 0 and release_code != 0 else 1

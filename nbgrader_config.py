@@ -1,0 +1,25 @@
+# The repository root is the nbgrader course directory.
+c = get_config()  # noqa: F821 - provided by nbgrader
+
+c.CourseDirectory.course_id = "mha-kit"
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "assignments"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+
+c.ClearSolutions.code_stub = {"python": "# 在这里写你的代码 / YOUR CODE HERE\nraise NotImplementedError()"}
+
+# Grade in isolation: nbgrader's Execute step (which would run the student's cells in a
+# kernel, where one line can rewrite the tests) is replaced by mha-kit's grader, which
+# runs the answer cells in a locked-down child process and fills in the test cells'
+# outputs. The other steps are nbgrader's own, in nbgrader's order.
+c.Autograde.autograde_preprocessors = [
+    "autograder.nbgrader_plugin.IsolatedAutograde",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
