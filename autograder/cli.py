@@ -5,12 +5,10 @@ import json
 import sys
 from pathlib import Path
 
-from rich.console import Console
-
 
 def _grade(args):
     from .batch import grade_folder
-    from .demo import grade_table
+    from .demo import grade_table, wide_console
     from .grading import grade_notebook
 
     paths = [Path(p) for p in args.paths]
@@ -36,7 +34,7 @@ def _grade(args):
     if args.json:
         print(json.dumps(results, indent=1, ensure_ascii=False))
     elif not args.quiet:
-        Console().print(grade_table(results))
+        wide_console().print(grade_table(results))
     print(f"wrote {args.out}/<student>/results.json and {args.out}/grades.csv", file=sys.stderr)
     return 0
 

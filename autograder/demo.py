@@ -6,6 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -16,18 +17,31 @@ from .sample_class import write_sample_class
 COURSE_CONFIG = Path(__file__).resolve().parent.parent / "nbgrader_config.py"
 
 
-def run_selfcheck(folder, console, label):
+# Short headers keep the table inside an 80-column terminal.
+SHORT = {"dot_product": "dot", "attention_scores": "scores", "softmax": "softmax",
+         "attention": "attn", "split_heads": "split", "concat_heads": "concat",
+         "output_projection": "W_o", "multi_head_attention": "mha"}
+
+
+def run_selfcheck(folder, label):
     done = subprocess.run([sys.executable, "selfcheck.py", NOTEBOOK], cwd=folder,
                           capture_output=True, text=True)
-    console.rule(f"{label}: python selfcheck.py {NOTEBOOK} → exit {done.returncode}")
-    console.print(done.stdout.rstrip(), markup=False, highlight=False)
+    print(f"\n== {label}: python selfcheck.py {NOTEBOOK} -> exit {done.returncode}")
+    print(done.stdout.rstrip())
     return done.returncode
 
 
+def wide_console():
+    """Tables of results stay whole when stdout is a file or a pipe (rich assumes 80)."""
+    probe = Console()
+    return probe if probe.is_terminal else Console(width=140)
+
+
 def grade_table(results):
-    table = Table(title="The demo class, graded by mha-kit (auto-graded points out of 100)")
+    table = Table(box=box.SIMPLE_HEAD, title="Graded by mha-kit (auto-graded points out of 100)")
     for column in CSV_COLUMNS:
-        table.add_column(column, justify="left" if column in ("student", "status") else "right")
+        table.add_column(SHORT.get(column, column),
+                         justify="left" if column in ("student", "status") else "right")
     for student, result in results.items():
         row = grade_row(student, result)
         table.add_row(*(row[c] for c in CSV_COLUMNS))
@@ -35,7 +49,7 @@ def grade_table(results):
 
 
 def main(keep=None, seed=None):
-    console = Console()
+    console = wide_console()
     log = Console(stderr=True)
     course = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="mhakit-demo-"))
     course.mkdir(parents=True, exist_ok=True)
@@ -45,8 +59,8 @@ def main(keep=None, seed=None):
         source = write_source(course)
         release = generate_release(course)
         log.print("[2/4] self-checking the reference and the untouched release")
-        reference_code = run_selfcheck(source, console, "reference (source/mha)")
-        release_code = run_selfcheck(release, console, "untouched release (assignments/mha)")
+        reference_code = run_selfcheck(source, "reference (source/mha)")
+        release_code = run_selfcheck(release, "untouched release (assignments/mha)")
         log.print("[3/4] writing the sample class to submitted/")
         write_sample_class(release / NOTEBOOK, course / "submitted")
         log.print("[4/4] grading the class with mhakit grade")
