@@ -85,7 +85,7 @@ def attention(Q, K, V, mask=None):
 def split_heads(X, num_heads):
     """Cut the last axis into heads: head i gets columns i*d_k to (i+1)*d_k.
 
-    X: (..., T, d_model)  ->  (..., num_heads, T, d_k), with d_k = d_model // num_heads
+    X: (..., T, d_model)  ->  (..., num_heads, T, d_k), each head d_k = d_model / num_heads wide
     """
     X = np.asarray(X)
     if X.ndim < 2:

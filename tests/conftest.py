@@ -1,0 +1,50 @@
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.build import generate_release, write_source
+from autograder.grading import grade_cells
+from autograder.sample_class import sample_answers, write_sample_class
+
+REPO = Path(__file__).resolve().parent.parent
+ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax",
+                "answer_attention", "answer_split_heads", "answer_concat_heads",
+                "answer_output_projection", "answer_multi_head_attention", "answer_quiz"]
+
+
+@pytest.fixture(scope="session")
+def reference_answers():
+    return sample_answers()["alice_correct"]
+
+
+def grade_answers(answers, seed=1, **kwargs):
+    """Grade a dict {answer cell id: source}, in the notebook's cell order."""
+    cells = [(cell_id, answers[cell_id]) for cell_id in ANSWER_ORDER if cell_id in answers]
+    cells += [(cell_id, src) for cell_id, src in answers.items() if cell_id not in ANSWER_ORDER]
+    return grade_cells(cells, seed=seed, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    """A fresh nbgrader course folder: source, release and the sample class."""
+    root = tmp_path_factory.mktemp("course")
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    write_source(root)
+    release = generate_release(root)
+    write_sample_class(release / "mha.ipynb", root / "submitted")
+    return root
+
+
+@pytest.fixture(scope="session")
+def numpy_only_python(tmp_path_factory):
+    """A Python whose environment holds numpy and nothing else, as a student's might."""
+    venv = tmp_path_factory.mktemp("numpy-only-venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    import numpy
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    f"numpy=={numpy.__version__}"], check=True)
+    return python
