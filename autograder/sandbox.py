@@ -36,7 +36,7 @@ class Limits:
     cpu_seconds: int = 120         # CPU time for the whole child
     memory_bytes: int = 4 << 30    # address space
     file_bytes: int = 16 << 20     # largest file the child may write
-    max_restarts: int = 2          # fresh children after a crash, per submission
+    max_restarts: int = 8          # fresh children after a crash, per submission
 
 
 class ChildGone(Exception):
@@ -175,6 +175,7 @@ class IsolatedStudent:
         self.inputs_changed = False
         self.load_errors = {}
         self.crashes = []
+        self.crashed = {}
         self.child = None
 
     def __enter__(self):
@@ -216,6 +217,10 @@ class IsolatedStudent:
         self.close()
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
+        # A crash is remembered per function and per kind of call: without stand-ins
+        # the crash may come from one of the student's other functions.
+        if (name, stand_ins) in self.crashed:
+            raise CheckFailed(f"{name}: not run again, since it {self.crashed[name, stand_ins]}")
         self._ensure_child()
         token = secrets.token_hex(8)
         spec, arrays = _encode_all(args, kwargs)
@@ -225,8 +230,10 @@ class IsolatedStudent:
             self.child.send(request, arrays)
             header, returned = self._serve_until_done(token, others)
         except ChildGone as gone:
-            self._lost(f"the code {gone}")
-            raise CheckFailed(f"{name}: {self.crashes[-1]}") from None
+            # Only this function is skipped from now on; the others get a fresh child.
+            self.crashed[name, stand_ins] = str(gone)
+            self._lost(f"{name}: the code {gone}")
+            raise CheckFailed(self.crashes[-1]) from None
         status = header.get("status")
         if status == "missing":
             raise NotImplementedYet(f"{name} is not defined")

@@ -5,20 +5,12 @@ inputs are never modified, batched and unbatched calls agree.
 """
 
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-# The kit is not always pip-installed (pytest puts tests/, not the repo root, on
-# sys.path), so make `import solutions` work from a bare checkout too.
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-import solutions  # noqa: E402
-from solutions import (  # noqa: E402
+import solutions
+from solutions import (
     attention,
     attention_scores,
     concat_heads,

@@ -4,21 +4,12 @@ In the spirit of PyTorch's test/nn/test_multihead_attention.py: a plain numpy
 reference, many random trials with non-square shapes, compared to 1e-10.
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is an optional extra: pip install -e '.[torch]' (torch==2.13.0)")
 
-# The kit is not always pip-installed (pytest puts tests/, not the repo root, on
-# sys.path), so make `import solutions` work from a bare checkout too.
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-import solutions  # noqa: E402
+import solutions
 
 SEEDS = range(20)
 TOL = dict(rtol=1e-10, atol=1e-10)

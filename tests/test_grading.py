@@ -1,0 +1,162 @@
+"""Points pay for correct values only, and each mistake costs its own function's points."""
+
+import pytest
+
+import solutions
+from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.sample_class import WRONG_ANSWER
+from autograder.sandbox import Limits
+
+from .conftest import grade_answers
+
+FULL = {name: float(sum(p)) for name, p in POINTS.items()}
+FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
+
+
+def parts(result):
+    return result["extra_data"]["parts"]
+
+
+def wrapped(answers, function, wrapper_body):
+    """The reference, with ``function`` wrapped: ``out`` is the reference's result."""
+    extra = (f"_real_{function} = {function}\n"
+             f"def {function}(*args, **kwargs):\n"
+             f"    out = _real_{function}(*args, **kwargs)\n"
+             + "".join(f"    {line}\n" for line in wrapper_body.splitlines()))
+    return dict(answers, zz_wrapper=extra)
+
+
+def test_the_reference_scores_100(reference_answers):
+    result = grade_answers(reference_answers)
+    assert result["score"] == 100
+    assert parts(result) == FULL
+    assert all(t["score"] == t["max_score"] for t in result["tests"])
+
+
+def test_the_untouched_release_scores_0():
+    result = grade_answers({})
+    assert result["score"] == 0
+    assert {t["status"] for t in result["tests"]} == {"not yet implemented", "failed"}
+
+
+@pytest.mark.parametrize("function", list(solutions.FUNCTIONS) + ["quiz"])
+def test_each_unimplemented_part_costs_exactly_its_points(reference_answers, function):
+    answers = dict(reference_answers)
+    del answers[f"answer_{function}"]
+    result = grade_answers(answers)
+    assert result["score"] == 100 - FULL[function]
+    assert parts(result)[function] == 0
+
+
+FAKES = {
+    "zeros": "return tuple(np.zeros_like(o) for o in out) if isinstance(out, tuple) "
+             "else np.zeros_like(out)",
+    "uniform": "return tuple(np.full_like(o, 1.0 / max(o.shape[-1], 1)) for o in out) "
+               "if isinstance(out, tuple) else np.full_like(out, 1.0 / max(np.shape(out)[-1:] or [1]))",
+    "random": "rng = np.random.default_rng()\n"
+              "return tuple(rng.random(np.shape(o)).astype(o.dtype) for o in out) "
+              "if isinstance(out, tuple) else rng.random(np.shape(out)).astype(np.asarray(out).dtype)",
+}
+
+
+@pytest.mark.parametrize("fake", FAKES)
+@pytest.mark.parametrize("function", solutions.FUNCTIONS)
+def test_right_shaped_fakes_score_zero_for_their_function_only(reference_answers, function, fake):
+    result = grade_answers(wrapped(reference_answers, function, FAKES[fake]))
+    assert parts(result)[function] == 0
+    assert result["score"] == 100 - FULL[function]
+
+
+@pytest.mark.parametrize("function", ["attention_scores", "softmax", "attention",
+                                      "output_projection", "multi_head_attention"])
+def test_float32_turned_float64_loses_some_points_not_all(reference_answers, function):
+    body = ("return tuple(np.asarray(o, dtype=np.float64) for o in out) "
+            "if isinstance(out, tuple) else np.asarray(out, dtype=np.float64)")
+    got = parts(grade_answers(wrapped(reference_answers, function, body)))[function]
+    assert 0 < got < FULL[function]
+    assert got == FULL[function] - POINTS[function][2]
+
+
+@pytest.mark.parametrize("function", solutions.FUNCTIONS)
+def test_modifying_an_input_in_place_loses_some_points_not_all(reference_answers, function):
+    # Copy the result first: split_heads may return a view of its input.
+    body = ("out = tuple(np.array(o) for o in out) if isinstance(out, tuple) else np.array(out)\n"
+            "if isinstance(args[0], np.ndarray) and args[0].flags.writeable:\n"
+            "    args[0][...] = 0\n"
+            "return out")
+    got = parts(grade_answers(wrapped(reference_answers, function, body)))[function]
+    assert got == FULL[function] - POINTS[function][3]
+
+
+def test_a_broken_softmax_costs_softmax_points_only(reference_answers):
+    answers = dict(reference_answers, answer_softmax=(
+        "def softmax(x, axis=-1):\n    return np.exp(x) / np.sum(np.exp(x))\n"))
+    result = grade_answers(answers)
+    assert parts(result)["softmax"] == 0
+    assert parts(result)["attention"] == FULL["attention"]
+    assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"]
+    own = [t for t in result["tests"] if "own pieces" in t["name"]]
+    assert own and all(t["status"] == "failed" for t in own)  # feedback, 0 points
+
+
+def test_the_allclose_trick_earns_nothing(reference_answers):
+    cheat = ("np.allclose = lambda *a, **k: True\n"
+             "np.testing.assert_allclose = lambda *a, **k: None\n"
+             "def softmax(x, axis=-1):\n    return np.ones_like(x) / np.shape(x)[axis]\n")
+    result = grade_answers(dict(reference_answers, answer_softmax=cheat))
+    assert parts(result)["softmax"] == 0
+    assert result["score"] == 100 - FULL["softmax"]
+
+
+def test_the_input_transformer_trick_earns_nothing():
+    trick = "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])\n"
+    result = grade_answers({"answer_dot_product": trick})
+    assert result["score"] == 0
+    assert "answer_dot_product" in result["extra_data"]["load_errors"]
+
+
+def test_the_quiz_pays_for_the_right_answer_only(reference_answers):
+    wrong = grade_answers(dict(reference_answers, answer_quiz=f'quiz_1 = "{WRONG_ANSWER}"'))
+    assert parts(wrong)["quiz"] == 0
+    lower = grade_answers(dict(reference_answers, answer_quiz=reference_answers["answer_quiz"].lower()
+                               .replace("quiz_1", "quiz_1")))
+    assert parts(lower)["quiz"] == FULL["quiz"]
+
+
+def test_a_crash_costs_only_the_crashing_function(reference_answers):
+    crash = "import os\ndef softmax(x, axis=-1):\n    os._exit(3)\n"
+    result = grade_answers(dict(reference_answers, answer_softmax=crash))
+    assert parts(result)["softmax"] == 0
+    assert result["score"] == 100 - FULL["softmax"]
+    assert result["extra_data"]["crashes"]
+
+
+def test_an_endless_loop_times_out_and_costs_only_its_function(reference_answers):
+    loop = "def dot_product(u, v):\n    while True:\n        pass\n"
+    result = grade_answers(dict(reference_answers, answer_dot_product=loop),
+                           limits=Limits(call_seconds=1.0, max_restarts=10))
+    assert parts(result)["dot_product"] == 0
+    assert result["score"] == 100 - FULL["dot_product"]
+    assert any("longer than" in t["output"] for t in result["tests"])
+
+
+def test_same_seed_same_result_and_a_fresh_seed_by_default(reference_answers):
+    answers = dict(reference_answers, answer_softmax="def softmax(x, axis=-1):\n"
+                   "    return np.exp(x) / np.sum(np.exp(x), axis=axis, keepdims=True)\n")
+    first, second = grade_answers(answers, seed=42), grade_answers(answers, seed=42)
+    assert first["extra_data"]["seed"] == 42
+    assert [t["output"] for t in first["tests"]] == [t["output"] for t in second["tests"]]
+    fresh = [grade_answers(answers, seed=None)["extra_data"]["seed"] for _ in range(2)]
+    assert fresh[0] != fresh[1]
+
+
+def test_results_follow_gradescopes_schema(reference_answers):
+    result = grade_answers(reference_answers)
+    assert set(result) >= {"score", "tests"}
+    for test in result["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "output", "visibility"}
+        assert test["name"].split(":")[0] in FULL
+        assert test["visibility"] in ("visible", "after_published")
+    extra = result["extra_data"]
+    assert {"seed", "mhakit_version", "graders_hash", "isolation"} <= set(extra)
+    assert extra["max_score"] == 100
