@@ -1,0 +1,90 @@
+"""mhakit grade and mhakit demo, as an instructor runs them."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from autograder.batch import CSV_COLUMNS
+
+MHAKIT = [sys.executable, "-m", "autograder.cli"]
+
+
+def mhakit(*args, cwd=None):
+    return subprocess.run(MHAKIT + list(args), capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_one_notebook_prints_a_results_json(course):
+    notebook = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    done = mhakit("grade", str(notebook), "--seed", "5")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)  # stdout carries the result and nothing else
+    assert result["score"] == 100
+    assert result["extra_data"]["seed"] == 5
+    assert all(t["name"].split(":")[0] in CSV_COLUMNS for t in result["tests"])
+
+
+def test_a_folder_writes_results_and_grades_csv(course, tmp_path):
+    out = tmp_path / "out"
+    done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "5",
+                  "--quiet", "--json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    students = {"alice_correct", "bob_partly_correct", "carol_unimplemented",
+                "dave_tries_to_cheat"}
+    assert set(printed) == students
+    for student in students:
+        saved = json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+        assert saved["score"] == printed[student]["score"]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert list(rows["alice_correct"]) == list(CSV_COLUMNS)
+    assert rows["alice_correct"]["total"] == "100"
+    assert rows["carol_unimplemented"]["total"] == "0"
+    assert float(rows["bob_partly_correct"]["total"]) == printed["bob_partly_correct"]["score"]
+    assert rows["dave_tries_to_cheat"]["softmax"] == "0"
+
+
+def test_a_flat_folder_of_notebooks_works(course, tmp_path):
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for student in ("alice_correct", "carol_unimplemented"):
+        source = course / "submitted" / student / "mha" / "mha.ipynb"
+        (flat / f"{student}.ipynb").write_bytes(source.read_bytes())
+    done = mhakit("grade", str(flat), "--out", str(tmp_path / "out"), "--quiet", "--json")
+    assert done.returncode == 0, done.stderr
+    assert {k: v["score"] for k, v in json.loads(done.stdout).items()} == {
+        "alice_correct": 100, "carol_unimplemented": 0}
+
+
+def test_a_file_that_is_not_a_notebook_gets_zero_and_a_reason(tmp_path):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("this is not json", encoding="utf-8")
+    done = mhakit("grade", str(bad))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["score"] == 0
+    assert result["extra_data"]["status"] == "unreadable"
+
+
+@pytest.mark.parametrize("args", [["grade", "no/such/path"], ["grade", "."], ["build",
+                                                                               "--course", "/"]])
+def test_bad_input_gives_a_clear_error_and_exit_2(args, tmp_path):
+    done = mhakit(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("mhakit ")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_demo_runs_end_to_end():
+    done = mhakit("demo", "--seed", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "9 of 9 parts pass." in done.stdout and "0 of 9 parts pass." in done.stdout
+    alice = next(line for line in lines if "alice_correct" in line)
+    carol = next(line for line in lines if "carol_unimplemented" in line)
+    assert alice.split()[1] == "100" and carol.split()[1] == "0"

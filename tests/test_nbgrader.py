@@ -1,0 +1,64 @@
+"""The real nbgrader commands, in a real course folder, give the kit's grades."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def nbgrader(course, *args):
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def autograded(course):
+    nbgrader(course, "autograde", "mha", "--force", "--IsolatedAutograde.seed=11")
+    nbgrader(course, "export", "--to", "nbgrader_grades.csv")
+    with open(course / "nbgrader_grades.csv", newline="", encoding="utf-8") as handle:
+        return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+
+
+def test_nbgrader_autograde_gives_the_reference_100_and_the_stubs_0(autograded):
+    assert autograded["alice_correct"] == 100
+    assert autograded["carol_unimplemented"] == 0
+    assert autograded["dave_tries_to_cheat"] < 100
+
+
+def test_nbgrader_autograde_and_mhakit_grade_agree(course, autograded, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade",
+                           str(course / "submitted"), "--out", str(tmp_path), "--seed", "11",
+                           "--quiet", "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    mine = {student: r["score"] for student, r in json.loads(done.stdout).items()}
+    assert mine == autograded
+
+
+def test_autograde_starts_no_kernel_and_explains_each_part(course, autograded):
+    import nbformat
+
+    path = course / "autograded" / "bob_partly_correct" / "mha" / "mha.ipynb"
+    notebook = nbformat.read(str(path), as_version=4)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in notebook.cells}
+    # Answer cells keep no outputs: they were never executed.
+    assert all(not cells[f"answer_{n}"].outputs for n in ("softmax", "split_heads"))
+    split = cells["test_split_heads"].outputs
+    assert split[0].output_type == "error" and "split_heads:" in "\n".join(split[0].traceback)
+    softmax = cells["test_softmax"].outputs
+    assert [o.output_type for o in softmax] == ["stream", "execute_result"]  # partial credit
+
+
+def test_feedback_is_generated(course, autograded):
+    nbgrader(course, "generate_feedback", "mha", "--force")
+    html = (course / "feedback" / "bob_partly_correct" / "mha" / "mha.html").read_text("utf-8")
+    assert "split_heads: matches the reference on random inputs" in html

@@ -1,0 +1,118 @@
+"""The student's self-check: numpy alone, an empty folder, honest exit codes."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.sample_class import reference_body
+
+REPO = Path(__file__).resolve().parent.parent
+RELEASE = REPO / "assignments" / "mha"
+SOURCE = REPO / "source" / "mha"
+
+
+def run_selfcheck(python, folder):
+    return subprocess.run([str(python), "selfcheck.py", "mha.ipynb"], cwd=folder,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_the_untouched_release_reports_every_part_not_implemented(numpy_only_python, tmp_path):
+    folder = tmp_path / "student"
+    shutil.copytree(RELEASE, folder)
+    done = run_selfcheck(numpy_only_python, folder)
+    assert done.returncode != 0, done.stdout + done.stderr
+    rows = [line for line in done.stdout.splitlines() if "not yet implemented" in line]
+    assert len(rows) == 9, done.stdout
+    assert "0 of 9 parts pass" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_the_numpy_only_python_really_lacks_the_kit(numpy_only_python):
+    done = subprocess.run([str(numpy_only_python), "-c", "import nbformat"], capture_output=True)
+    assert done.returncode != 0
+    done = subprocess.run([str(numpy_only_python), "-c", "import solutions"], capture_output=True,
+                          cwd="/")
+    assert done.returncode != 0
+
+
+@pytest.mark.slow
+def test_the_reference_passes_and_exits_zero(numpy_only_python, tmp_path):
+    folder = tmp_path / "instructor"
+    shutil.copytree(SOURCE, folder)
+    done = run_selfcheck(numpy_only_python, folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "9 of 9 parts pass" in done.stdout
+
+
+def test_one_finished_function_passes_while_the_rest_fail(tmp_path):
+    shutil.copytree(RELEASE, tmp_path / "s")
+    path = tmp_path / "s" / "mha.ipynb"
+    notebook = nbformat.read(str(path), as_version=4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_softmax":
+            cell.source = reference_body("softmax")
+    nbformat.write(notebook, str(path))
+    done = run_selfcheck(sys.executable, tmp_path / "s")
+    assert done.returncode == 1
+    softmax_row = next(line for line in done.stdout.splitlines() if line.startswith("softmax"))
+    assert "passed" in softmax_row
+    assert "1 of 9 parts pass" in done.stdout
+
+
+def test_a_wrong_function_names_the_failing_check(tmp_path):
+    shutil.copytree(RELEASE, tmp_path / "s")
+    path = tmp_path / "s" / "mha.ipynb"
+    notebook = nbformat.read(str(path), as_version=4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_softmax":
+            cell.source = "def softmax(x, axis=-1):\n    return np.exp(x) / np.exp(x).sum()\n"
+    nbformat.write(notebook, str(path))
+    done = run_selfcheck(sys.executable, tmp_path / "s")
+    softmax_row = next(line for line in done.stdout.splitlines() if line.startswith("softmax"))
+    assert "failed" in softmax_row and "softmax:" in softmax_row
+    # Failures come first in the table.
+    body = [line for line in done.stdout.splitlines()[2:] if line.strip()]
+    assert body[0].startswith("softmax")
+
+
+def test_bad_arguments_and_unreadable_files_exit_2(tmp_path):
+    shutil.copytree(RELEASE, tmp_path / "s")
+    (tmp_path / "s" / "broken.ipynb").write_text("{not json", encoding="utf-8")
+    for args in ([], ["missing.ipynb"], ["broken.ipynb"]):
+        done = subprocess.run([sys.executable, "selfcheck.py", *args], cwd=tmp_path / "s",
+                              capture_output=True, text=True)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_in_the_kernel_an_unsaved_edit_counts(tmp_path):
+    """Run the release in a real kernel with one answer typed in but never saved."""
+    from nbclient import NotebookClient
+
+    shutil.copytree(RELEASE, tmp_path / "s")
+    notebook = nbformat.read(str(tmp_path / "s" / "mha.ipynb"), as_version=4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_dot_product":
+            cell.source = reference_body("dot_product")
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path / "s")}})
+    client.execute()
+    outputs = {c.metadata.get("nbgrader", {}).get("grade_id", c.get("id")): c.outputs
+               for c in notebook.cells if c.cell_type == "code"}
+
+    def text(cell_id):
+        return "".join(o.get("text", "") + o.get("evalue", "") for o in outputs[cell_id])
+
+    assert "passed" in text("test_dot_product")
+    assert not any(o.output_type == "error" for o in outputs["test_dot_product"])
+    assert any(o.output_type == "error" for o in outputs["test_softmax"])
+    assert "not yet implemented" in text("test_softmax")
+    final = text("selfcheck_all")
+    assert "1 of 9 parts pass" in final
