@@ -6,25 +6,26 @@ the student's functions through a pipe with plain arrays. Everything the child s
 is data: .npy bytes read with ``allow_pickle=False`` and JSON.
 """
 
+import io
+import json
 import os
+import resource
 import secrets
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .child_runtime import decode, encode, read_exact, write_frame
+from .child_runtime import decode, encode, write_frame
 from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from .public.notebook import PREAMBLE
-
-import io
-import json
-import struct
 
 RUNTIME_SOURCE = (Path(__file__).with_name("child_runtime.py")).read_text(encoding="utf-8")
 MAX_REPLY = 256 * 1024 * 1024
@@ -44,8 +45,6 @@ class ChildGone(Exception):
 
 
 def _limit_child(limits):
-    import resource
-
     def apply():
         os.setsid()
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
@@ -96,7 +95,6 @@ class ChildProcess:
             raise ChildGone(self.describe_exit()) from error
 
     def _read(self, size, deadline):
-        import time
         chunks = []
         while size:
             left = deadline - time.monotonic()
@@ -194,7 +192,6 @@ class IsolatedStudent:
         return list(ChildProcess.LAYERS)
 
     def _deadline(self):
-        import time
         return time.monotonic() + self.limits.call_seconds
 
     def _ensure_child(self):

@@ -169,14 +169,25 @@ def totals_report(measured):
     return lines
 
 
-def distinct_totals(totals):
-    """{sample student: total} when all replicas of a sample agree, else every student."""
-    by_sample = {}
+def by_sample(totals):
+    """{sample student: "total"} over its replicas; a range shows when replicas disagree."""
+    groups = {}
     for student, total in totals.items():
-        by_sample.setdefault(student.rsplit("_", 1)[0], set()).add(total)
-    if all(len(values) == 1 for values in by_sample.values()):
-        return {sample: values.pop() for sample, values in sorted(by_sample.items())}
-    return dict(sorted(totals.items()))
+        groups.setdefault(student.rsplit("_", 1)[0], []).append(total)
+    return {sample: f"{min(v):g}" if min(v) == max(v) else f"{min(v):g}–{max(v):g}"
+            for sample, v in groups.items()}
+
+
+def totals_table(measured):
+    shown = {label: by_sample(totals) for label, (_, totals) in measured.items()}
+    samples = sorted({sample for row in shown.values() for sample in row})
+    table = Table(box=box.SIMPLE_HEAD, title="Per-student totals, by sample student")
+    table.add_column("method")
+    for sample in samples:
+        table.add_column(sample, justify="right")
+    for label, row in shown.items():
+        table.add_row(label, *(row.get(sample, "-") for sample in samples))
+    return table
 
 
 def report(console, measured, count, repeat):
@@ -184,9 +195,7 @@ def report(console, measured, count, repeat):
     console.print(speed_table(measured, count, repeat))
     for line in totals_report(measured):
         console.print(line)
-    for label, (_, totals) in measured.items():
-        shown = ", ".join(f"{s} {t:g}" for s, t in distinct_totals(totals).items())
-        console.print(f"totals, {label}: {shown}")
+    console.print(totals_table(measured))
     console.print("(stock nbgrader grades by the public self-check cells, so its totals are "
                   "shown but not compared)")
 

@@ -1,6 +1,6 @@
 """Reference solutions for the mha assignment (instructor side only; never released)."""
 
-from .mha import (
+from .mha import (  # noqa: F401 - re-exported through __all__
     attention,
     attention_scores,
     concat_heads,
