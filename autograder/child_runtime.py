@@ -15,7 +15,10 @@ import os
 import struct
 import sys
 
-import numpy as np
+if __name__ == "__main__" and len(sys.argv) > 3:
+    sys.path.insert(0, sys.argv[3])  # the folder that holds numpy and nothing else
+
+import numpy as np  # noqa: E402
 
 MAX_FRAME = 256 * 1024 * 1024
 

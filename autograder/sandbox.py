@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import confinement
 from .child_runtime import decode, encode, write_frame
 from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from .public.notebook import PREAMBLE
@@ -37,21 +38,13 @@ class Limits:
     cpu_seconds: int = 120         # CPU time for the whole child
     memory_bytes: int = 4 << 30    # address space
     file_bytes: int = 16 << 20     # largest file the child may write
+    scratch_bytes: int = 64 << 20  # the jail's whole writable space
+    processes: int = 16            # processes and threads of the child's own uid
     max_restarts: int = 8          # fresh children after a crash, per submission
 
 
 class ChildGone(Exception):
     """The child died, hung or broke the protocol."""
-
-
-def _limit_child(limits):
-    def apply():
-        os.setsid()
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    return apply
 
 
 def child_environment():
@@ -67,22 +60,36 @@ def child_environment():
 
 
 class ChildProcess:
-    """One child: start, send requests, read replies under a deadline, kill."""
-
-    LAYERS = ("separate process", "resource limits", "scratch folder", "wall-clock timeout")
+    """One child: start it confined, send requests, read replies under a deadline, kill."""
 
     def __init__(self, limits):
         self.limits = limits
-        self.scratch = tempfile.mkdtemp(prefix="mhakit-child-")
+        self.folders, self.uid_lease = [], None
         to_child_r, self.to_child = os.pipe()
         self.from_child, from_child_w = os.pipe()
+        fds = (to_child_r, from_child_w)
+        if confinement.jail_works(limits):
+            self.uid_lease = confinement.UIDS.take()
+            uid = self.uid_lease.__enter__()
+            root = self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))
+            config = confinement.plan("jail", limits, RUNTIME_SOURCE, fds, child_environment(),
+                                      uid=uid, root=root)
+            self.layers = confinement.COMMON_LAYERS + confinement.JAIL_LAYERS
+        else:
+            scratch = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
+            site = self._folder(confinement.numpy_only_site())
+            config = confinement.plan("plain", limits, RUNTIME_SOURCE, fds, child_environment(),
+                                      scratch=scratch, site=site)
+            self.layers = confinement.COMMON_LAYERS + ["scratch folder (grader's own user)"]
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", RUNTIME_SOURCE, str(to_child_r), str(from_child_w)],
-            pass_fds=(to_child_r, from_child_w), cwd=self.scratch, env=child_environment(),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_limit_child(limits))
+            confinement.launcher_command(config), pass_fds=fds, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)
+
+    def _folder(self, path):
+        self.folders.append(Path(path))
+        return path
 
     def send(self, header, arrays=()):
         try:
@@ -132,8 +139,9 @@ class ChildProcess:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "stopped answering"
-        if code < 0:
-            return f"was killed by signal {-code} (out of memory or CPU time?)"
+        signal_number = -code if code < 0 else code - 128 if code > 128 else 0
+        if signal_number:
+            return f"was killed by signal {signal_number} (out of memory or CPU time?)"
         return f"ended the Python process (exit code {code})"
 
     def close(self):
@@ -148,7 +156,11 @@ class ChildProcess:
                 os.close(fd)
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        for folder in self.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        if self.uid_lease is not None:
+            self.uid_lease.__exit__(None, None, None)
+            self.uid_lease = None
 
 
 def _encode_all(args, kwargs):
@@ -175,6 +187,7 @@ class IsolatedStudent:
         self.crashes = []
         self.crashed = {}
         self.child = None
+        self._layers = []
 
     def __enter__(self):
         return self
@@ -189,7 +202,7 @@ class IsolatedStudent:
 
     @property
     def layers(self):
-        return list(ChildProcess.LAYERS)
+        return list(self._layers)
 
     def _deadline(self):
         return time.monotonic() + self.limits.call_seconds
@@ -201,6 +214,7 @@ class IsolatedStudent:
             raise CheckFailed(f"not run: the code crashed the grading process too often "
                               f"({self.crashes[-1]})")
         self.child = ChildProcess(self.limits)
+        self._layers = self.child.layers
         try:
             self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells})
             header, _ = self.child.receive(self._deadline())

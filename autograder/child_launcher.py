@@ -1,0 +1,112 @@
+"""Confine a grading child, then become it. Run by the grader as ``python -I -S -c``.
+
+Trusted code, stdlib only. It reads one JSON argument, builds what the child may
+see, drops root and execs the child's interpreter; no student code runs before that.
+
+In "jail" mode (root on Linux) the child gets new mount, PID, network, IPC and UTS
+namespaces. Its root is a small tmpfs that holds read-only binds of /usr, of the
+Python installation and of numpy, and a scratch folder. Course files, the graders and
+the other submissions are not mounted, so they do not exist for it. There is no network
+and it runs under an unprivileged uid of its own, so RLIMIT_NPROC applies.
+In "plain" mode (no root, or no namespaces) it only applies the resource limits.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import sys
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _call(result, what):
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def mount(source, target, fstype, flags, data=None):
+    _call(LIBC.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
+                     flags, data and data.encode()), f"mount {target}")
+
+
+def bind_read_only(source, target):
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    mount(source, target, None, MS_BIND | MS_REC)
+    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def enter_namespaces():
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+    _call(LIBC.unshare(flags), "unshare")
+
+
+def build_jail(config):
+    """A tmpfs root with only what the child needs, then chroot and drop root."""
+    mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below leaks to the host
+    root = config["root"]
+    mount("tmpfs", root, "tmpfs", MS_NOSUID, f"size={config['tmpfs_bytes']},mode=755")
+    for source, inside in config["binds"]:
+        bind_read_only(source, os.path.join(root, inside.lstrip("/")))
+    for link, target in config["links"]:
+        os.symlink(target, os.path.join(root, link))
+    uid = config["uid"]
+    for folder, mode in (("scratch", 0o700), ("tmp", 0o700)):
+        path = os.path.join(root, folder)
+        os.makedirs(path, mode=mode)
+        os.chown(path, uid, uid)
+    os.chdir(root)
+    os.chroot(".")
+    os.chdir("/scratch")
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def apply_limits(config):
+    limits = {"cpu": resource.RLIMIT_CPU, "as": resource.RLIMIT_AS,
+              "fsize": resource.RLIMIT_FSIZE, "core": resource.RLIMIT_CORE,
+              "nproc": resource.RLIMIT_NPROC, "nofile": resource.RLIMIT_NOFILE}
+    for name, value in config["limits"].items():
+        resource.setrlimit(limits[name], (value, value))
+
+
+def wait_and_mirror(pid):
+    """The launcher stays behind as a root-owned waiter and exits as the child did."""
+    for fd in range(3, 256):  # the child's pipes must close when the child dies
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    os.setsid()
+    if config["mode"] == "jail":
+        # The child becomes PID 1 of a new PID namespace: when it dies, every process
+        # it started dies with it, whatever session or group they moved to.
+        enter_namespaces()
+        pid = os.fork()
+        if pid:
+            wait_and_mirror(pid)
+        build_jail(config)
+    else:
+        os.chdir(config["scratch"])
+    apply_limits(config)
+    os.execve(config["argv"][0], config["argv"], config["env"])
+
+
+if __name__ == "__main__":
+    main()

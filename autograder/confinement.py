@@ -1,0 +1,134 @@
+"""What a grading child may see and use: the launcher's plan, and which layers hold.
+
+The strongest plan ("jail") needs root on Linux with namespaces. Everything else
+(no root, a laptop, a container that forbids ``unshare``) gets the "plain" plan, and
+the result records which layers were in force. Set ``MHAKIT_SANDBOX=plain`` to force
+the plain plan.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy
+
+LAUNCHER_SOURCE = Path(__file__).with_name("child_launcher.py").read_text(encoding="utf-8")
+PYTHON_PREFIX = Path(os.path.realpath(sys.base_prefix))
+PYTHON_BINARY = Path(os.path.realpath(sys.executable))
+NUMPY_DIRS = [p for p in (Path(numpy.__file__).parent,
+                          Path(numpy.__file__).parent.with_name("numpy.libs")) if p.is_dir()]
+JAIL_SITE = "/site"
+UID_BASE = 64000
+
+COMMON_LAYERS = ["separate process, started fresh", "resource limits (CPU, memory, file size)",
+                 "wall-clock timeout per call", "interpreter without site-packages (-I -S)"]
+JAIL_LAYERS = ["unprivileged uid of its own, process limit", "mount namespace: only /usr, Python "
+               "and numpy are visible, read-only", "network namespace: no network",
+               "scratch folder on a size-limited tmpfs"]
+
+
+class UidPool:
+    """One uid per running child: RLIMIT_NPROC counts processes per uid."""
+
+    def __init__(self, base=UID_BASE):
+        self.base, self.used, self.lock = base, set(), threading.Lock()
+
+    @contextmanager
+    def take(self):
+        with self.lock:
+            uid = next(u for u in range(self.base, self.base + 10_000) if u not in self.used)
+            self.used.add(uid)
+        try:
+            yield uid
+        finally:
+            with self.lock:
+                self.used.discard(uid)
+
+
+UIDS = UidPool()
+
+
+def _links_and_binds():
+    binds = [("/usr", "/usr"), (str(PYTHON_PREFIX), "/python")]
+    binds += [(str(d), f"{JAIL_SITE}/{d.name}") for d in NUMPY_DIRS]
+    binds += [(f"/dev/{name}", f"/dev/{name}") for name in ("null", "zero", "urandom")]
+    links = []
+    for name in ("bin", "lib", "lib64", "sbin"):
+        path = Path("/") / name
+        if path.is_symlink():
+            links.append((name, os.readlink(path)))
+        elif path.is_dir():
+            binds.append((str(path), f"/{name}"))
+    return links, binds
+
+
+def jail_argv(runtime_source, fds):
+    inside = "/python" / PYTHON_BINARY.relative_to(PYTHON_PREFIX)
+    return [str(inside), "-I", "-S", "-c", runtime_source, *map(str, fds), JAIL_SITE]
+
+
+def jail_environment(base_env):
+    env = dict(base_env, HOME="/scratch", TMPDIR="/tmp", PATH="/usr/bin:/bin")
+    if (PYTHON_PREFIX / "lib").is_dir():  # a shared libpython found through an absolute rpath
+        env["LD_LIBRARY_PATH"] = "/python/lib"
+    return env
+
+
+def numpy_only_site():
+    """For the plain plan: a folder that holds numpy and nothing else."""
+    site = Path(tempfile.mkdtemp(prefix="mhakit-site-"))
+    for folder in NUMPY_DIRS:
+        (site / folder.name).symlink_to(folder)
+    return site
+
+
+def plan(mode, limits, runtime_source, fds, base_env, uid=None, root=None, scratch=None,
+         site=None):
+    """The launcher's JSON argument."""
+    rlimits = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes,
+               "core": 0, "nofile": 64}
+    if mode == "jail":
+        links, binds = _links_and_binds()
+        return {"mode": "jail", "root": str(root), "uid": uid, "links": links, "binds": binds,
+                "tmpfs_bytes": limits.scratch_bytes, "limits": dict(rlimits, nproc=limits.processes),
+                "argv": jail_argv(runtime_source, fds), "env": jail_environment(base_env)}
+    argv = [str(PYTHON_BINARY), "-I", "-S", "-c", runtime_source, *map(str, fds), str(site)]
+    return {"mode": "plain", "scratch": str(scratch), "limits": rlimits, "argv": argv,
+            "env": base_env}
+
+
+def launcher_command(config):
+    return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE, json.dumps(config)]
+
+
+_JAIL_WORKS = None
+
+
+def jail_works(limits):
+    """Can this machine build the jail? Tried once, by starting a jailed numpy."""
+    global _JAIL_WORKS
+    if _JAIL_WORKS is None:
+        _JAIL_WORKS = os.environ.get("MHAKIT_SANDBOX") != "plain" and _probe(limits)
+    return _JAIL_WORKS
+
+
+def _probe(limits):
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return False
+    probe = "import sys; sys.path.insert(0, sys.argv[-1]); import numpy; print(numpy.ones(2).sum())"
+    root = tempfile.mkdtemp(prefix="mhakit-jail-")
+    try:
+        with UIDS.take() as uid:
+            config = plan("jail", limits, probe, [], {"LANG": "C.UTF-8"}, uid=uid, root=root)
+            done = subprocess.run(launcher_command(config), capture_output=True, text=True,
+                                  timeout=60)
+        return done.returncode == 0 and done.stdout.strip() == "2.0"
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        os.rmdir(root)
