@@ -134,7 +134,7 @@ def build_notebook():
                    metadata=_meta("test_quiz", grade=True, locked=True,
                                   points=sum(QUIZ_POINTS.values()))),
               md(OUTRO, id="about_selfcheck"),
-              code("check()", id="selfcheck_all")]
+              code("check()", id="selfcheck_all", metadata=_meta("selfcheck_all", locked=True))]
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python",
                                         "name": "python3"},

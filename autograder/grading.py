@@ -5,9 +5,11 @@ with the kit's own facts (seed, versions, isolation layers) under ``extra_data``
 """
 
 import hashlib
+import json
 import secrets
 from pathlib import Path
 
+import nbformat
 import numpy as np
 
 import solutions
@@ -15,7 +17,7 @@ import solutions
 from . import __version__
 from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
 from .public.framework import HIDDEN, REGISTRY
-from .public.notebook import answer_cells, answer_cells_of
+from .public.notebook import graded_cells_of
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS, run_check
 from .sandbox import IsolatedStudent, Limits
 
@@ -90,18 +92,45 @@ def unreadable(reason, seed=None):
     return result
 
 
+MAX_NOTEBOOK_BYTES = 200 << 20
+
+
+def read_notebook(path):
+    """The notebook as a dict, in format 4; ValueError says why a file is not one."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_NOTEBOOK_BYTES:
+        raise ValueError(f"the file has {size >> 20} MB; a notebook may have at most "
+                         f"{MAX_NOTEBOOK_BYTES >> 20} MB")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the file is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise ValueError(f"the file is not valid JSON ({type(error).__name__})") from None
+    if isinstance(data, dict) and isinstance(data.get("nbformat"), int) and data["nbformat"] < 4:
+        try:  # nbformat upgrades old notebooks; it runs here, on trusted code only
+            data = nbformat.reads(text, as_version=4)
+        except Exception as error:  # noqa: BLE001 - any failure means "not readable"
+            raise ValueError(f"an old notebook that could not be upgraded ({error})") from None
+    return data
+
+
 def grade_notebook(path, seed=None, limits=None):
     try:
-        cells = answer_cells(path)
-    except (OSError, ValueError, UnicodeDecodeError) as error:
+        notebook = read_notebook(path)
+        cells = graded_cells_of(notebook)
+    except (OSError, ValueError) as error:
         return unreadable(str(error), seed)
-    return grade_cells(cells, seed, limits)
+    return grade_cells(cells, seed, limits, notebook)
 
 
 def grade_notebook_node(notebook, seed=None, limits=None):
     """For the nbgrader preprocessor, which holds the notebook in memory."""
     try:
-        cells = answer_cells_of(notebook)
+        cells = graded_cells_of(notebook)
     except ValueError as error:
         return unreadable(str(error), seed)
     return grade_cells(cells, seed, limits)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autograder.grading import ordered_checks, reference_functions
-from autograder.public.notebook import answer_cells
+from autograder.public.notebook import graded_cells
 from autograder.public.runner import NOT_IMPLEMENTED, PASSED, run_check
 from autograder.sandbox import IsolatedStudent
 
@@ -24,7 +24,7 @@ def student():
     path = os.environ.get("MHAKIT_SUBMISSION")
     if not path:
         pytest.fail("set MHAKIT_SUBMISSION to the notebook to check")
-    with IsolatedStudent(answer_cells(path), reference_functions()) as handle:
+    with IsolatedStudent(graded_cells(path), reference_functions()) as handle:
         yield handle
 
 

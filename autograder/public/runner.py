@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from . import checks as _registered  # noqa: F401 - importing registers the public checks
 from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
                         NotImplementedYet, short)
-from .notebook import answer_cells, run_cells
+from .notebook import graded_cells, run_cells
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
 
@@ -106,7 +106,7 @@ def main(argv=None):
         print("usage: python selfcheck.py mha.ipynb", file=sys.stderr)
         return 2
     try:
-        cells = answer_cells(argv[0])
+        cells = graded_cells(argv[0])
     except (OSError, ValueError) as error:
         print(f"cannot read {argv[0]}: {error}", file=sys.stderr)
         return 2
