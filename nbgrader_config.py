@@ -14,12 +14,28 @@ c.ClearSolutions.code_stub = {"python": "# 在这里写你的代码 / YOUR CODE 
 # kernel, where one line can rewrite the tests) is replaced by mha-kit's grader, which
 # runs the answer cells in a locked-down child process and fills in the test cells'
 # outputs. The other steps are nbgrader's own, in nbgrader's order.
+c.Autograde.sanitize_preprocessors = [
+    "autograder.nbgrader_plugin.DetectTampering",  # before OverwriteCells hides the edits
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
+    "autograder.nbgrader_plugin.FlagTampering",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Feedback shows each check's outcome, never the hidden test regions of the test cells.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "nbgrader.preprocessors.ClearHiddenTests",
 ]

@@ -64,20 +64,25 @@ def receive(fd):
 
 
 def encode(value, arrays):
-    """A JSON description of ``value``; arrays go to the ``arrays`` list by index."""
-    if isinstance(value, (tuple, list)):
-        return {"t": type(value).__name__, "items": [encode(v, arrays) for v in value]}
-    if isinstance(value, (np.ndarray, np.generic)):
-        array = np.asarray(value)
+    """A JSON description of ``value``; arrays go to the ``arrays`` list by index.
+
+    Types are read with ``type()``, which no object can fake, and subclasses are
+    turned into plain values without calling any of their methods.
+    """
+    kind = type(value)
+    if kind in (tuple, list):
+        return {"t": kind.__name__, "items": [encode(v, arrays) for v in value]}
+    if issubclass(kind, (np.ndarray, np.generic)):
+        array = np.asarray(value) if issubclass(kind, np.generic) else value.view(np.ndarray)
         if array.dtype.hasobject or array.dtype.kind not in "biufc":
             return {"t": "other", "type": f"an array of dtype {array.dtype}"}
-        arrays.append(np.array(array))  # a plain copy, whatever subclass came in
-        return {"t": "array" if isinstance(value, np.ndarray) else "scalar", "i": len(arrays) - 1}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        if isinstance(value, int) and abs(value) > 2 ** 62:
+        arrays.append(array.copy())
+        return {"t": "array" if issubclass(kind, np.ndarray) else "scalar", "i": len(arrays) - 1}
+    if value is None or kind in (bool, int, float, str):
+        if kind is int and abs(value) > 2 ** 62:
             return {"t": "other", "type": "a very large int"}
         return {"t": "py", "v": value}
-    return {"t": "other", "type": f"an object of type {type(value).__name__}"}
+    return {"t": "other", "type": f"an object of type {kind.__name__}"}
 
 
 def decode(spec, arrays):
@@ -92,10 +97,63 @@ def decode(spec, arrays):
     return spec.get("v")
 
 
+def describe(error):
+    """An exception as text, without calling anything the student defined on it."""
+    try:
+        text = str(error)[:300]
+    except BaseException:  # noqa: BLE001 - a __str__ that raises
+        text = "(no message)"
+    return f"{type(error).__name__}: {text}"
+
+
+class Guard:
+    """Undo what student code did to the modules this runtime relies on.
+
+    Student code may patch numpy, builtins, sys, json or this very module. Whenever
+    the runtime itself works (reading requests, encoding results) it puts the
+    modules' contents back as they were before any student code ran.
+    """
+
+    def __init__(self, modules):
+        self.modules = modules
+        self.clean_state = [dict(vars(m)) for m in modules]
+
+    @staticmethod
+    def _set(module, state):
+        namespace = vars(module)
+        for key in [k for k in namespace if k not in state]:
+            del namespace[key]
+        namespace.update(state)
+
+    def restore(self):
+        for module, state in zip(self.modules, self.clean_state):
+            self._set(module, state)
+
+    def clean(self):
+        """For a stand-in called from student code: clean now, the student's state after."""
+        guard = self
+
+        class Swap:
+            def __enter__(self):
+                self.student_state = [dict(vars(m)) for m in guard.modules]
+                guard.restore()
+
+            def __exit__(self, *exc):
+                for module, state in zip(guard.modules, self.student_state):
+                    guard._set(module, state)
+
+        return Swap()
+
+
 class Child:
     def __init__(self, rfd, wfd):
+        import builtins
+        import numpy.lib.format
+
         self.rfd, self.wfd = rfd, wfd
         self.namespace = {"__name__": "__student__"}
+        self.guard = Guard([builtins, sys, os, io, json, struct, np, numpy.lib.format,
+                            sys.modules[__name__]])
 
     def load(self, request):
         errors = {}
@@ -106,17 +164,20 @@ class Child:
             except NotImplementedError:
                 continue
             except BaseException as error:  # noqa: BLE001 - a cell may raise anything
-                errors[cell_id] = f"{type(error).__name__}: {str(error)[:300]}"
+                errors[cell_id] = describe(error)
+            finally:
+                self.guard.restore()
         send(self.wfd, {"op": "loaded", "errors": errors})
 
     def stand_in(self, name, token):
         """A function that asks the parent for the reference result of ``name``."""
         def ask_parent(*args, **kwargs):
-            arrays = []
-            spec = {"args": encode(list(args), arrays),
-                    "kwargs": {k: encode(v, arrays) for k, v in kwargs.items()}}
-            send(self.wfd, dict(spec, op="reference", name=name, token=token), arrays)
-            header, returned = receive(self.rfd)
+            with self.guard.clean():
+                arrays = []
+                spec = {"args": encode(list(args), arrays),
+                        "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
+                send(self.wfd, dict(spec, op="reference", name=name, token=token), arrays)
+                header, returned = receive(self.rfd)
             if not header.get("ok"):
                 raise ValueError(header.get("error", "invalid arguments"))
             return decode(header["value"], returned)
@@ -134,26 +195,37 @@ class Child:
         saved = {n: self.namespace.get(n) for n in request.get("stand_ins", [])}
         for name in saved:
             self.namespace[name] = self.stand_in(name, request["token"])
-        reply, out = {"op": "done"}, []
+        reply, out, value = {"op": "done"}, [], None
         try:
             if not callable(func):
                 reply["status"] = "missing"
             else:
-                reply.update(status="returned", value=encode(func(*args, **kwargs), out))
+                value = func(*args, **kwargs)
+                reply["status"] = "returned"
         except NotImplementedError:
             reply["status"] = "not_implemented"
         except BaseException as error:  # noqa: BLE001 - the student's exception is data
-            reply.update(status="raised", error=f"{type(error).__name__}: {str(error)[:300]}")
+            reply.update(status="raised", error=describe(error))
         finally:
+            self.guard.restore()
             self.namespace.update(saved)
-        reply["args_after"] = encode(list(args), out)
-        reply["kwargs_after"] = {k: encode(v, out) for k, v in kwargs.items()}
+        try:
+            reply["value"] = encode(value, out)
+            reply["args_after"] = encode(list(args), out)
+            reply["kwargs_after"] = {k: encode(v, out) for k, v in kwargs.items()}
+        except BaseException as error:  # noqa: BLE001 - e.g. a list that holds itself
+            out.clear()
+            reply = {"op": "done", "status": "raised",
+                     "error": f"the result could not be sent back ({type(error).__name__})"}
         send(self.wfd, reply, out)
 
     def variable(self, request):
         out = []
-        value = self.namespace.get(request["name"])
-        send(self.wfd, {"op": "value", "value": encode(value, out)}, out)
+        try:
+            spec = encode(self.namespace.get(request["name"]), out)
+        except BaseException:  # noqa: BLE001
+            out, spec = [], {"t": "other", "type": "a value that could not be sent"}
+        send(self.wfd, {"op": "value", "value": spec}, out)
 
     def serve(self):
         while True:

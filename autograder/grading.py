@@ -20,13 +20,14 @@ from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS, run_check
 from .sandbox import IsolatedStudent, Limits
+from .tampering import find_tampering
 
 GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
 PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
                  "public/notebook.py", "hidden_checks.py", "grading.py", "sandbox.py",
-                 "child_runtime.py")
+                 "child_runtime.py", "child_launcher.py", "confinement.py", "tampering.py")
 
 
 def graders_hash():
@@ -50,9 +51,23 @@ def reference_functions():
     return {name: getattr(solutions, name) for name in GRADED_FUNCTIONS}
 
 
-def grade_cells(cells, seed=None, limits=None):
-    """Grade answer cells [(cell id, source)]; return a results.json dict."""
+def grade_cells(cells, seed=None, limits=None, tampering=()):
+    """Grade code cells [(cell id, source)]; return a results.json dict.
+
+    Never raises for anything a submission does: a failure of the grading itself is
+    reported in the result's status, never as a silent zero.
+    """
     seed = secrets.randbits(63) if seed is None else int(seed)
+    try:
+        return _grade(cells, seed, limits, list(tampering))
+    except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
+        result = _result([], seed, {"error": f"{type(error).__name__}: {error}"})
+        result["extra_data"]["status"] = "grading failed"
+        result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
+        return result
+
+
+def _grade(cells, seed, limits, tampering):
     tests = []
     with IsolatedStudent(cells, reference_functions(), limits or Limits()) as student:
         for index, chk in ordered_checks():
@@ -67,14 +82,16 @@ def grade_cells(cells, seed=None, limits=None):
                 "visibility": VISIBILITY[chk.tier],
             })
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
-                 "isolation": student.layers}
+                 "isolation": student.layers, "tampering": tampering}
     return _result(tests, seed, extra)
 
 
 def _result(tests, seed, extra):
     parts = {part: sum(t["score"] for t in tests if t["name"].startswith(part + ":"))
              for part in PARTS}
-    status = "graded" if not extra.get("crashes") else "graded, with crashes"
+    notes = [label for label, key in (("crashes", "crashes"), ("tampering", "tampering"))
+             if extra.get(key)]
+    status = "graded" + (f" ({', '.join(notes)})" if notes else "")
     return {
         "score": round(sum(t["score"] for t in tests), 6),
         "tests": tests,
@@ -124,16 +141,16 @@ def grade_notebook(path, seed=None, limits=None):
         cells = graded_cells_of(notebook)
     except (OSError, ValueError) as error:
         return unreadable(str(error), seed)
-    return grade_cells(cells, seed, limits, notebook)
+    return grade_cells(cells, seed, limits, find_tampering(notebook))
 
 
-def grade_notebook_node(notebook, seed=None, limits=None):
+def grade_notebook_node(notebook, seed=None, limits=None, tampering=()):
     """For the nbgrader preprocessor, which holds the notebook in memory."""
     try:
         cells = graded_cells_of(notebook)
     except ValueError as error:
         return unreadable(str(error), seed)
-    return grade_cells(cells, seed, limits)
+    return grade_cells(cells, seed, limits, tampering)
 
 
 def part_scores(result):

@@ -9,11 +9,15 @@ points, zero as an error. See ``nbgrader.utils.determine_grade``.
 """
 
 import nbformat
+from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
-from .grading import grade_notebook_node, part_scores, part_summary, PARTS
+from .grading import PARTS, grade_notebook_node, part_scores, part_summary
 from .hidden_checks import POINTS, QUIZ_POINTS
+from .tampering import find_tampering
+
+STASH = "mhakit_tampering"  # notebook metadata that carries findings from sanitizing on
 
 TEST_CELL_PART = {f"test_{part}": part for part in PARTS}
 
@@ -22,14 +26,33 @@ def part_max(part):
     return float(sum(QUIZ_POINTS.values()) if part == "quiz" else sum(POINTS[part]))
 
 
+class DetectTampering(NbGraderPreprocessor):
+    """First of the sanitizing steps: look at the notebook as the student left it,
+    before nbgrader's OverwriteCells quietly restores the locked cells."""
+
+    def preprocess(self, nb, resources):
+        findings = find_tampering(nb)
+        nb.metadata[STASH] = findings  # overwrites whatever a student may have put there
+        for finding in findings:
+            self.log.warning("mha-kit: %s: %s", resources.get("nbgrader", {}).get("student"),
+                             finding)
+        return nb, resources
+
+
 class IsolatedAutograde(NbGraderPreprocessor):
     seed = Integer(None, allow_none=True,
                    help="Seed for the hidden inputs; a fresh one per notebook if unset").tag(config=True)
 
     def preprocess(self, nb, resources):
         student = resources.get("nbgrader", {}).get("student", "?")
-        result = grade_notebook_node(nb, seed=self.seed)
+        tampering = nb.metadata.pop(STASH, None)
+        if not isinstance(tampering, list):  # the sanitizing step did not run
+            tampering = find_tampering(nb)
+        result = grade_notebook_node(nb, seed=self.seed, tampering=tampering)
         extra = result["extra_data"]
+        resources["mhakit"] = {"tampering": tampering, "status": extra["status"]}
+        if extra["status"] in ("unreadable", "grading failed"):
+            self.log.error("mha-kit could not grade %s: %s", student, extra.get("error"))
         self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student, result["score"],
                       extra["max_score"], extra["seed"], ", ".join(extra.get("isolation", [])))
         scores = part_scores(result)
@@ -43,6 +66,9 @@ class IsolatedAutograde(NbGraderPreprocessor):
 
     def outputs_for(self, cell, part, score, result):
         summary = part_summary(result, part) or result.get("output", "not graded")
+        tampering = result["extra_data"].get("tampering")
+        if tampering:
+            summary = "⚠ changed where it should not be: " + "; ".join(tampering) + "\n" + summary
         cell_max = float(cell.metadata["nbgrader"].get("points", part_max(part)))
         earned = round(score / part_max(part) * cell_max, 6)
         if earned <= 0:
@@ -55,3 +81,28 @@ class IsolatedAutograde(NbGraderPreprocessor):
             outputs.append(nbformat.v4.new_output(
                 "execute_result", data={"text/plain": f"{earned:g}"}, execution_count=None))
         return outputs
+
+
+class FlagTampering(NbGraderPreprocessor):
+    """After SaveAutoGrades: put tampering and grading failures in front of the
+    instructor, in formgrader, by flagging the grades for review with a comment."""
+
+    def preprocess(self, nb, resources):
+        info = resources.get("mhakit") or {}
+        problems = list(info.get("tampering") or [])
+        if info.get("status") in ("unreadable", "grading failed"):
+            problems.append(f"mha-kit: {info['status']}")
+        if not problems:
+            return nb, resources
+        ids = resources["nbgrader"]
+        note = "mha-kit: " + "; ".join(problems)
+        with Gradebook(ids["db_url"]) as gradebook:
+            for cell in nb.cells:
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                args = (meta.get("grade_id"), ids["notebook"], ids["assignment"], ids["student"])
+                if meta.get("grade"):
+                    gradebook.find_grade(*args).needs_manual_grade = True
+                if meta.get("solution"):
+                    gradebook.find_comment(*args).auto_comment = note
+            gradebook.db.commit()
+        return nb, resources

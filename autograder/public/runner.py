@@ -34,6 +34,9 @@ def run_check(check, student, rng=None):
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
         return Result(check, FAILED, short(str(failure), 400))
+    except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
+        return Result(check, FAILED, f"the result could not be checked "
+                                     f"({type(error).__name__}: {short(str(error), 200)})")
     return Result(check, PASSED)
 
 

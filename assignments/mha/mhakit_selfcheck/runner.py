@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from . import checks as _registered  # noqa: F401 - importing registers the public checks
 from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
                         NotImplementedYet, short)
-from .notebook import answer_cells, run_cells
+from .notebook import graded_cells, run_cells
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
 
@@ -34,6 +34,9 @@ def run_check(check, student, rng=None):
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
         return Result(check, FAILED, short(str(failure), 400))
+    except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
+        return Result(check, FAILED, f"the result could not be checked "
+                                     f"({type(error).__name__}: {short(str(error), 200)})")
     return Result(check, PASSED)
 
 
@@ -106,7 +109,7 @@ def main(argv=None):
         print("usage: python selfcheck.py mha.ipynb", file=sys.stderr)
         return 2
     try:
-        cells = answer_cells(argv[0])
+        cells = graded_cells(argv[0])
     except (OSError, ValueError) as error:
         print(f"cannot read {argv[0]}: {error}", file=sys.stderr)
         return 2
