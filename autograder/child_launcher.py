@@ -15,6 +15,7 @@ import ctypes
 import json
 import os
 import resource
+import signal
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
@@ -105,6 +106,8 @@ def main():
     else:
         os.chdir(config["scratch"])
     apply_limits(config)
+    # Past the file-size limit a write fails with EFBIG instead of killing the child.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     os.execve(config["argv"][0], config["argv"], config["env"])
 
 

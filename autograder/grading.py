@@ -69,7 +69,7 @@ def grade_cells(cells, seed=None, limits=None, tampering=()):
 
 def _grade(cells, seed, limits, tampering):
     tests = []
-    with IsolatedStudent(cells, reference_functions(), limits or Limits()) as student:
+    with IsolatedStudent(cells, reference_functions(), limits or Limits.from_environment()) as student:
         for index, chk in ordered_checks():
             rng = np.random.default_rng([seed, index])
             result = run_check(chk, student, rng)

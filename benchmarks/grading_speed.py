@@ -7,8 +7,8 @@ same class:
   1. ``mhakit grade submitted --quiet --seed 1`` with all cores, and with ``--jobs 1``;
   2. ``nbgrader autograde mha --force`` with the kit's nbgrader_config.py (the isolated
      grader replaces nbgrader's Execute step: no Jupyter kernel);
-  3. stock ``nbgrader autograde mha --force``, whose config drops the kit's
-     ``Autograde.autograde_preprocessors`` so each notebook runs in a Jupyter kernel.
+  3. stock ``nbgrader autograde mha --force``, whose config drops every kit step
+     from nbgrader's pipelines, so each notebook runs in a Jupyter kernel.
      This is the baseline.
 
 Every measurement runs in a fresh copy of the course, as a subprocess timed with
@@ -43,7 +43,8 @@ from autograder.demo import COURSE_CONFIG
 from autograder.sample_class import fill, sample_answers
 
 SEED = 1
-KIT_PREPROCESSORS = "c.Autograde.autograde_preprocessors"
+KIT_PIPELINES = ("c.Autograde.autograde_preprocessors", "c.Autograde.sanitize_preprocessors",
+                 "c.GenerateFeedback.preprocessors")
 
 
 def write_class(course, count):
@@ -67,13 +68,15 @@ def prepare_course(course, count):
 
 
 def without_kit_preprocessors(config_text):
-    """The config minus the one statement that swaps out nbgrader's Execute step."""
+    """The config minus every statement that puts the kit's steps into nbgrader's pipelines."""
     lines = config_text.splitlines(keepends=True)
-    for node in ast.parse(config_text).body:
-        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == KIT_PREPROCESSORS:
-            del lines[node.lineno - 1:node.end_lineno]
-            return "".join(lines) + "\n# stock baseline: nbgrader's default autograde pipeline\n"
-    raise ValueError(f"{KIT_PREPROCESSORS} not found; is this the kit's config?")
+    found = [node for node in ast.parse(config_text).body
+             if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in KIT_PIPELINES]
+    if not found:
+        raise ValueError("no kit pipeline found; is this the kit's config?")
+    for node in reversed(found):  # from the bottom, so earlier line numbers stay valid
+        del lines[node.lineno - 1:node.end_lineno]
+    return "".join(lines) + "\n# stock baseline: nbgrader's default pipelines\n"
 
 
 def prepare_stock_course(course, stock):
