@@ -8,14 +8,17 @@ full marks as plain output, partial credit as an ``execute_result`` holding the
 points, zero as an error. See ``nbgrader.utils.determine_grade``.
 """
 
+import copy
+
 import nbformat
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
+from .build import build_notebook
 from .grading import PARTS, grade_notebook_node, part_scores, part_summary
 from .hidden_checks import POINTS, QUIZ_POINTS
-from .tampering import find_tampering
+from .tampering import expected_layout, find_tampering
 
 STASH = "mhakit_tampering"  # notebook metadata that carries findings from sanitizing on
 
@@ -36,7 +39,38 @@ class DetectTampering(NbGraderPreprocessor):
         for finding in findings:
             self.log.warning("mha-kit: %s: %s", resources.get("nbgrader", {}).get("student"),
                              finding)
+        self.keep_only_known_cells(nb)
+        self.restore_deleted_locked_cells(nb)
         return nb, resources
+
+    @staticmethod
+    def keep_only_known_cells(nb):
+        """nbgrader aborts the whole batch (SchemaTooOldError) on one duplicated cell, and
+        fails a notebook on an unknown grade id. Such cells lose their nbgrader metadata
+        here, and stay ordinary code cells: the grader still runs them, in order."""
+        answers, locked = expected_layout()
+        known, seen = set(answers) | set(locked), set()
+        for cell in reversed(nb.cells):  # the last copy of a duplicate is the one kept
+            meta = cell.get("metadata", {}).get("nbgrader")
+            if meta is None:
+                continue
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            valid = isinstance(meta, dict) and meta.get("schema_version") == 3
+            if not valid or grade_id not in known or grade_id in seen:
+                del cell.metadata["nbgrader"]
+            else:
+                seen.add(grade_id)
+
+    @staticmethod
+    def restore_deleted_locked_cells(nb):
+        """A deleted test cell would leave its grade empty; put it back (at the end:
+        no cell is executed, so the position does not matter). OverwriteCells then
+        gives it the gradebook's source."""
+        present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+        for cell in build_notebook().cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("locked") and meta["grade_id"] not in present:
+                nb.cells.append(copy.deepcopy(cell))
 
 
 class IsolatedAutograde(NbGraderPreprocessor):
@@ -97,12 +131,11 @@ class FlagTampering(NbGraderPreprocessor):
         ids = resources["nbgrader"]
         note = "mha-kit: " + "; ".join(problems)
         with Gradebook(ids["db_url"]) as gradebook:
-            for cell in nb.cells:
-                meta = cell.get("metadata", {}).get("nbgrader", {})
-                args = (meta.get("grade_id"), ids["notebook"], ids["assignment"], ids["student"])
-                if meta.get("grade"):
-                    gradebook.find_grade(*args).needs_manual_grade = True
-                if meta.get("solution"):
-                    gradebook.find_comment(*args).auto_comment = note
+            notebook = gradebook.find_submission_notebook(ids["notebook"], ids["assignment"],
+                                                          ids["student"])
+            for grade in notebook.grades:
+                grade.needs_manual_grade = True
+            for comment in notebook.comments:
+                comment.auto_comment = note
             gradebook.db.commit()
         return nb, resources

@@ -39,6 +39,9 @@ def expected_layout():
 def find_tampering(notebook):
     """A list of plain-language findings; empty when the notebook is as released."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict)]
+    malformed = [c for c in cells if isinstance(c.get("metadata"), dict)
+                 and "nbgrader" in c["metadata"] and (not _nbgrader(c)
+                                                      or _nbgrader(c).get("schema_version") != 3)]
     answers, locked = expected_layout()
     solution_ids = Counter(str(_nbgrader(c).get("grade_id")) for c in cells
                            if _nbgrader(c).get("solution"))
@@ -47,7 +50,7 @@ def find_tampering(notebook):
         by_id.setdefault(str(_nbgrader(cell).get("grade_id")), []).append(cell)
     if not set(by_id) & (set(answers) | set(locked)):
         return ["this is not the mha notebook: none of its cells are there"]
-    findings = []
+    findings = [f"{len(malformed)} cell(s) with edited nbgrader metadata"] if malformed else []
     for grade_id in answers:
         if solution_ids[grade_id] == 0:
             findings.append(f"answer cell {grade_id} is missing")

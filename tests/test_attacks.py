@@ -1,0 +1,149 @@
+"""The attack corpus, graded through both doors: every attack scores as described."""
+
+import csv
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.confinement import jail_works
+from autograder.grading import grade_notebook
+from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.sandbox import Limits
+
+from .attack_corpus import ATTACKS, REPO
+
+FULL = {name: float(sum(p)) for name, p in POINTS.items()}
+FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
+JAILED = jail_works(Limits())
+CALL_SECONDS = "3"  # generous for correct code, short for endless loops
+
+
+def expected_parts(attack):
+    if attack.unreadable or attack.zero == "all":
+        return {part: 0.0 for part in FULL}
+    return {part: 0.0 if part in attack.zero else full for part, full in FULL.items()}
+
+
+def runnable(attack):
+    if attack.needs_jail and not JAILED:
+        pytest.skip("this attack is only safe to run inside the jail, which this machine "
+                    "cannot build (needs root and namespaces)")
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_mhakit_grade_scores_each_attack_as_described(attack, tmp_path, monkeypatch):
+    runnable(attack)
+    monkeypatch.setenv("MHAKIT_CALL_SECONDS", CALL_SECONDS)
+    path = tmp_path / "mha.ipynb"
+    path.write_bytes(attack.make())
+    result = grade_notebook(path, seed=7)
+    extra = result["extra_data"]
+    if attack.unreadable:
+        assert extra["status"] == "unreadable" and result["score"] == 0
+        assert extra["error"]
+        return
+    assert extra["parts"] == expected_parts(attack), extra
+    assert bool(extra["tampering"]) == attack.tampering, extra["tampering"]
+    assert extra["status"].startswith("graded")
+    if JAILED:
+        assert any("namespace" in layer for layer in extra["isolation"])
+
+
+def tree_digest(*folders, skip=()):
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*")):
+            relative = path.relative_to(folder)
+            if path.is_file() and not (set(relative.parts) & set(skip)):
+                digest.update(str(relative).encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+NBGRADER_OUTPUTS = ("autograded", "feedback", "gradebook.db", "mhakit-results", "__pycache__",
+                    "grades.csv", "nbgrader_grades.csv")
+REPO_PARTS = [REPO / name for name in ("source", "solutions", "autograder", "assignments")]
+
+
+@pytest.fixture(scope="module")
+def corpus_course(course, tmp_path_factory):
+    """A course whose students are the attacks, graded by nbgrader autograde."""
+    root = tmp_path_factory.mktemp("attacks")
+    for name in ("nbgrader_config.py", "source", "assignments", "gradebook.db"):
+        source = course / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, root / name)
+    attacks = [a for a in ATTACKS if JAILED or not a.needs_jail]
+    for attack in attacks:
+        path = root / "submitted" / attack.name / "mha" / "mha.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(attack.make())
+    before = (tree_digest(root, skip=NBGRADER_OUTPUTS), tree_digest(*REPO_PARTS,
+                                                                    skip=NBGRADER_OUTPUTS))
+    env = dict(os.environ, MHAKIT_CALL_SECONDS=CALL_SECONDS,
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    autograde = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", "--force",
+                                "--IsolatedAutograde.seed=7"], cwd=root, env=env,
+                               capture_output=True, text=True, timeout=1800)
+    exported = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to",
+                               "nbgrader_grades.csv"], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=600)
+    assert exported.returncode == 0, exported.stderr
+    with open(root / "nbgrader_grades.csv", newline="", encoding="utf-8") as handle:
+        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+    after = (tree_digest(root, skip=NBGRADER_OUTPUTS), tree_digest(*REPO_PARTS,
+                                                                   skip=NBGRADER_OUTPUTS))
+    return {"root": root, "attacks": attacks, "autograde": autograde, "scores": scores,
+            "before": before, "after": after, "env": env}
+
+
+@pytest.mark.slow
+def test_nbgrader_autograde_scores_each_attack_as_described(corpus_course):
+    expected = {a.name: sum(expected_parts(a).values()) for a in corpus_course["attacks"]}
+    assert corpus_course["scores"] == expected, corpus_course["autograde"].stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_unreadable_submissions_are_reported_not_silently_zero(corpus_course):
+    log = corpus_course["autograde"].stdout + corpus_course["autograde"].stderr
+    for attack in corpus_course["attacks"]:
+        if attack.unreadable:
+            assert attack.name in log and ("could not grade" in log or "ERROR" in log)
+
+
+@pytest.mark.slow
+def test_tampering_is_flagged_in_the_gradebook(corpus_course):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{corpus_course['root'] / 'gradebook.db'}") as gradebook:
+        for attack in corpus_course["attacks"]:
+            if attack.unreadable:
+                continue
+            submission = gradebook.find_submission("mha", attack.name)
+            flagged = submission.needs_manual_grade
+            comments = " ".join(c.auto_comment or "" for nb in submission.notebooks
+                                for c in nb.comments)
+            assert flagged == attack.tampering, attack.name
+            assert ("mha-kit:" in comments) == attack.tampering, attack.name
+
+
+@pytest.mark.slow
+def test_student_code_changed_no_file_outside_its_scratch_folder(corpus_course):
+    assert corpus_course["before"] == corpus_course["after"]
+
+
+@pytest.mark.slow
+def test_feedback_shows_no_hidden_test_and_no_input(corpus_course):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "mha",
+                           "--force"], cwd=corpus_course["root"], env=corpus_course["env"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 or "patch-allclose" in done.stdout + done.stderr
+    pages = list((corpus_course["root"] / "feedback").rglob("*.html"))
+    assert pages
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in html and "isolated process" not in html
+        assert "random inputs" in html  # each check's outcome is there
