@@ -21,6 +21,7 @@ import sys
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -92,8 +93,15 @@ def wait_and_mirror(pid):
     os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
 
 
+def die_with_parent():
+    """If the grader is killed (kill -9), its children go too; set again after setuid,
+    which clears it."""
+    LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def main():
     config = json.loads(sys.argv[1])
+    die_with_parent()
     os.setsid()
     if config["mode"] == "jail":
         # The child becomes PID 1 of a new PID namespace: when it dies, every process
@@ -106,6 +114,7 @@ def main():
     else:
         os.chdir(config["scratch"])
     apply_limits(config)
+    die_with_parent()
     # Past the file-size limit a write fails with EFBIG instead of killing the child.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     os.execve(config["argv"][0], config["argv"], config["env"])

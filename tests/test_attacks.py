@@ -147,3 +147,74 @@ def test_feedback_shows_no_hidden_test_and_no_input(corpus_course):
         html = page.read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in html and "isolated process" not in html
         assert "random inputs" in html  # each check's outcome is there
+
+
+@pytest.mark.slow
+def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(course, tmp_path):
+    import json
+    import signal
+    import time
+
+    submitted = tmp_path / "submitted"
+    sample = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    for index in range(12):
+        target = submitted / f"student{index:02d}" / "mha" / "mha.ipynb"
+        target.parent.mkdir(parents=True)
+        shutil.copy(sample, target)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out",
+               str(out), "--quiet", "--seed", "3", "--jobs", "2"]
+    run = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while len(list(out.glob("*/results.json"))) < 3 and time.monotonic() < deadline:
+        if run.poll() is not None:
+            break
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    finished = list(out.glob("*/results.json"))
+    assert 3 <= len(finished) < 12, "the run should have been killed halfway"
+    for path in finished:  # atomic writes: every result on disk is whole
+        assert json.loads(path.read_text(encoding="utf-8"))["score"] == 100
+    if JAILED:  # the children die with the grader: no process of a sandbox uid is left
+        deadline = time.monotonic() + 10
+        while sandbox_processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sandbox_processes()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 12 and {row["total"] for row in rows} == {"100"}
+
+
+def sandbox_processes():
+    from autograder.confinement import UID_BASE
+
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            uid = int(next(line for line in status.read_text().splitlines()
+                           if line.startswith("Uid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            continue
+        if UID_BASE <= uid < UID_BASE + 10_000:
+            found.append(status.parent.name)
+    return found
+
+
+def test_without_root_or_namespaces_grading_degrades_and_says_so(tmp_path):
+    script = ("import json, sys; from autograder.grading import grade_notebook; "
+              "r = grade_notebook(sys.argv[1], seed=1); "
+              "print(json.dumps([r['score'], r['extra_data']['isolation']]))")
+    path = tmp_path / "mha.ipynb"
+    path.write_bytes(ATTACKS[0].make())
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, env=dict(os.environ, MHAKIT_SANDBOX="plain"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    import json
+    score, layers = json.loads(done.stdout)
+    assert score == 100 - FULL["softmax"]
+    assert not any("namespace" in layer for layer in layers)
+    assert any("-I -S" in layer for layer in layers)
