@@ -31,11 +31,13 @@ INTRO = """\
 
 这份作业跟着《多头注意力》一文的顺序走：先算词向量的点积，再做一组 Q、K、V 的注意力，
 最后把几个头拼起来。每个函数下面有一个自查单元，运行它就知道哪里还不对；
-最后一个单元会列出全部结果。只有带 `YOUR CODE HERE` 的答案单元会被评分。
+最后一个单元会列出全部结果。评分时，你能编辑的代码单元会从上到下运行一遍，
+然后检查它们留下的函数。
 
 *This assignment follows the article's order: dot products of word vectors, attention with one
 set of Q, K, V, then several heads put together. Run the self-check cell under each function;
-the last cell prints every result. Only the answer cells are graded.*
+the last cell prints every result. For grading, the cells you can edit run from top to bottom,
+and the functions they leave defined are checked.*
 """
 
 SECTION_TEXT = {
