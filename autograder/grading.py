@@ -7,6 +7,7 @@ with the kit's own facts (seed, versions, isolation layers) under ``extra_data``
 import hashlib
 import json
 import secrets
+from functools import lru_cache
 from pathlib import Path
 
 import nbformat
@@ -30,6 +31,7 @@ _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
                  "child_runtime.py", "child_launcher.py", "confinement.py", "tampering.py")
 
 
+@lru_cache(maxsize=1)
 def graders_hash():
     """Identifies the graders and the reference; a result records it."""
     digest = hashlib.sha256()
