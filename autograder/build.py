@@ -22,7 +22,7 @@ from .public.notebook import PREAMBLE
 
 ASSIGNMENT = "mha"
 NOTEBOOK = "mha.ipynb"
-SHIPPED_PACKAGE = "mhakit_selfcheck"
+SHIPPED_PACKAGE = "mhakit_student"
 PUBLIC_DIR = Path(__file__).with_name("public")
 SOLUTIONS_FILE = Path(solutions.mha.__file__)
 
@@ -157,7 +157,7 @@ they are defined right now. Needs only numpy.
 
 import sys
 
-from mhakit_selfcheck import check, main  # noqa: F401
+from mhakit_student import check, main  # noqa: F401
 
 if __name__ == "__main__":
     sys.exit(main())
