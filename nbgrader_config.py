@@ -9,6 +9,24 @@ c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 
 c.ClearSolutions.code_stub = {"python": "# 在这里写你的代码 / YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "在这里作答（选做）/ YOUR ANSWER HERE (optional)"
+
+# nbgrader's release steps, in nbgrader's order, with one change: the quiz's answer
+# cells keep a stub that does not raise, so an untouched notebook runs to its end.
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "autograder.nbgrader_plugin.ClearSolutionsKeepingQuizStubs",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 # Grade in isolation: nbgrader's Execute step (which would run the student's cells in a
 # kernel, where one line can rewrite the tests) is replaced by mha-kit's grader, which

@@ -47,9 +47,10 @@ def _build(args):
         print(f"mhakit build: {course} has no nbgrader_config.py; is it the course folder?",
               file=sys.stderr)
         return 2
-    print(f"wrote {write_source(course)}", file=sys.stderr)
-    if not args.source_only:
-        print(f"wrote {generate_release(course)}", file=sys.stderr)
+    for folder in write_source(course):
+        print(f"wrote {folder}", file=sys.stderr)
+        if not args.source_only:
+            print(f"wrote {generate_release(course, folder.name)}", file=sys.stderr)
     return 0
 
 

@@ -56,7 +56,7 @@ def main(keep=None, seed=None):
     try:
         shutil.copy(COURSE_CONFIG, course / "nbgrader_config.py")
         log.print(f"[1/4] writing source/ and running nbgrader generate_assignment in {course}")
-        source = write_source(course)
+        source = write_source(course)[0]
         release = generate_release(course)
         log.print("[2/4] self-checking the reference and the untouched release")
         reference_code = run_selfcheck(source, "reference (source/mha)")

@@ -80,7 +80,7 @@ def _grade(cells, seed, limits, tampering):
                 "score": result.score,
                 "max_score": chk.points,
                 "status": result.status,
-                "output": result.message if result.status != PASSED else "passed",
+                "output": result.message or "passed",
                 "visibility": VISIBILITY[chk.tier],
             })
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
@@ -167,6 +167,6 @@ def part_summary(result, part):
             continue
         mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
         points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
-        detail = "" if test["status"] == PASSED else f" — {test['output']}"
+        detail = "" if test["output"] == "passed" else f" — {test['output']}"
         lines.append(f"{mark} {test['name']}{points}{detail}")
     return "\n".join(lines)

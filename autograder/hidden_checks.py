@@ -19,7 +19,7 @@ from .public.framework import HIDDEN, CheckFailed, check, expect_array, expect_i
 
 # Points per function and how they split over the four checks.
 POINTS = {
-    "dot_product": (5, 1, 1, 1),
+    "dot_product": (3, 1, 1, 1),
     "attention_scores": (6, 2, 1, 1),
     "softmax": (7, 3, 1, 1),
     "attention": (10, 3, 1, 2),
@@ -28,7 +28,6 @@ POINTS = {
     "output_projection": (3, 1, 1, 1),
     "multi_head_attention": (12, 4, 2, 2),
 }
-QUIZ_POINTS = {"quiz_1": 10}
 PAIRS = {"attention": ("output", "weights"), "multi_head_attention": ("output", "weights")}
 TOLERANCE = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-9),
              np.dtype(np.float32): dict(rtol=2e-4, atol=1e-5)}
@@ -237,15 +236,56 @@ for _name, _points in POINTS.items():
 
 # ----------------------------------------------------------- the quiz
 
-# The answer key lives here only: never in the released notebook or the self-check.
-QUIZ_KEY = {"quiz_1": "B"}
+# The answer keys live here only: never in the released notebook or the self-check.
+QUIZ_KEY = {"quiz_1": "B", "quiz_2": "C", "quiz_3": "C", "quiz_4": "D",
+            "quiz_5": (1_048_576, 1_048_576), "quiz_6": 11.3137}
+# Shown in the feedback after grading, right or wrong.
+QUIZ_EXPLANATIONS = {
+    "quiz_1": "一个 softmax 把三份 V 按比例混成一份，「借」分不清谁借出、谁借到；对调人名，结果几乎不变。"
+              " | One softmax blends the three V vectors into one, so 借 cannot tell the lender "
+              "from the borrower; swapping the names barely changes the result.",
+    "quiz_2": "按顺序拼接（头 1 在前），再乘输出矩阵 W_o：变回 d_model 宽，并让各头的信息配合。残差连接属于"
+              "外面的 Transformer 层，不属于拼接。 | Concatenated in order (head 1 first), then "
+              "multiplied by W_o, which restores the width d_model and combines the heads. The "
+              "residual connection belongs to the surrounding Transformer layer, not to the concat.",
+    "quiz_3": "没有人分配：矩阵从随机开始，训练中各自学出分工，很多头还是多余的。 | Nobody assigns "
+              "them: the matrices start random and the heads specialise during training; many "
+              "turn out redundant.",
+    "quiz_4": "8 × 64 = 512：参数和乘加次数都和一个 512 宽的头相同，只是分给了 8 个各管一种关系的头。 | "
+              "8 × 64 = 512: the parameters and multiply-adds equal one head of width 512, shared "
+              "by 8 heads that each track one relation.",
+    "quiz_5": "4 × 512 × 512 = 1,048,576，两种情况一样：拆成头只是把同样的列分组。 | 4 × 512 × 512 "
+              "= 1,048,576 in both cases: splitting into heads only groups the same columns.",
+    "quiz_6": "√128 ≈ 11.31。 | √128 ≈ 11.31.",
+}
+QUIZ_POINTS = {name: 2 for name in QUIZ_KEY}
 
 
-@check("quiz", "question 1", QUIZ_POINTS["quiz_1"], HIDDEN)
-def _quiz_1(student, _rng):
-    answer = student.variable("quiz_1")
-    if not isinstance(answer, str) or answer.strip().upper() != QUIZ_KEY["quiz_1"]:
-        raise CheckFailed("question 1 is not answered correctly")
+def _right(variable, answer):
+    key = QUIZ_KEY[variable]
+    if isinstance(key, str):
+        return isinstance(answer, str) and answer.strip().upper() == key
+    if isinstance(key, tuple):
+        return (isinstance(answer, (tuple, list)) and len(answer) == len(key)
+                and all(_right_number(a, k) for a, k in zip(answer, key)))
+    return _right_number(answer, key, tolerance=0.01)
+
+
+def _right_number(answer, key, tolerance=0.5):
+    return (isinstance(answer, (int, float, np.integer, np.floating))
+            and not isinstance(answer, bool) and abs(float(answer) - key) <= tolerance)
+
+
+def _register_question(number, variable):
+    @check("quiz", f"question {number}", QUIZ_POINTS[variable], HIDDEN)
+    def _question(student, _rng):
+        if not _right(variable, student.variable(variable)):
+            raise CheckFailed(f"not correct. {QUIZ_EXPLANATIONS[variable]}")
+        return QUIZ_EXPLANATIONS[variable]
+
+
+for _number, _variable in enumerate(QUIZ_KEY, start=1):
+    _register_question(_number, _variable)
 
 
 TOTAL_POINTS = sum(sum(p) for p in POINTS.values()) + sum(QUIZ_POINTS.values())

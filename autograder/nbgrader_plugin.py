@@ -12,7 +12,7 @@ import copy
 
 import nbformat
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Integer
 
 from .build import build_notebook
@@ -139,3 +139,22 @@ class FlagTampering(NbGraderPreprocessor):
                 comment.auto_comment = note
             gradebook.db.commit()
         return nb, resources
+
+
+class ClearSolutionsKeepingQuizStubs(ClearSolutions):
+    """nbgrader's ClearSolutions, except that a solution region at the top level of a
+    cell (the quiz's answer cells) becomes a comment instead of `raise
+    NotImplementedError()`: the line above it already leaves the answer at None, and an
+    untouched notebook then runs to its end."""
+
+    def _replace_solution_region(self, cell, language):
+        top_level = any(self.begin_solution_delimeter in line and not line[:1].isspace()
+                        for line in cell.source.split("\n"))
+        if cell.cell_type != "code" or not top_level:
+            return super()._replace_solution_region(cell, language)
+        saved = self.code_stub
+        self.code_stub = dict(saved, **{language: "# 在上面一行作答 / answer on the line above"})
+        try:
+            return super()._replace_solution_region(cell, language)
+        finally:
+            self.code_stub = saved

@@ -12,6 +12,7 @@ from .build import solution_cell_source
 from .hidden_checks import QUIZ_KEY
 
 WRONG_ANSWER = next(c for c in "ABCD" if c != QUIZ_KEY["quiz_1"])
+QUIZ_ANSWERS = {f"answer_{q}": f"{q} = {key!r}" for q, key in QUIZ_KEY.items()}
 
 
 def reference_body(function):
@@ -32,14 +33,14 @@ def sample_answers():
     everything = {f"answer_{f}": reference_body(f) for f in (
         "dot_product", "attention_scores", "softmax", "attention", "split_heads",
         "concat_heads", "output_projection", "multi_head_attention")}
-    everything["answer_quiz"] = f'quiz_1 = "{QUIZ_KEY["quiz_1"]}"'
+    everything.update(QUIZ_ANSWERS)
     partly = dict(everything)
     partly["answer_softmax"] = _edited(  # forgets to subtract the maximum
         "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x")
     partly["answer_split_heads"] = _edited(  # reshapes straight to heads, no transpose
         "split_heads", "per_token = X.reshape(*X.shape[:-1], num_heads, d_k)",
         "return X.reshape(*X.shape[:-2], num_heads, X.shape[-2], d_k)")
-    partly["answer_quiz"] = f'quiz_1 = "{WRONG_ANSWER}"'
+    partly["answer_quiz_1"] = f'quiz_1 = "{WRONG_ANSWER}"'
     cheat = dict(everything)
     cheat["answer_softmax"] = (  # right shape, uniform values, plus the classic tricks
         "np.allclose = lambda *a, **k: True\n"

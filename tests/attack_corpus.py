@@ -98,7 +98,8 @@ def _huge(notebook):
 
 
 def _old_format(notebook):
-    return json.loads(nbformat.writes(nbformat.convert(nbformat.from_dict(notebook), 3)))
+    current = nbformat.reads(json.dumps(notebook), as_version=4)  # joins multi-line sources
+    return json.loads(nbformat.writes(nbformat.convert(current, 3)))
 
 
 def _other_assignment(notebook):

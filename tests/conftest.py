@@ -12,7 +12,8 @@ from autograder.sample_class import sample_answers, write_sample_class
 REPO = Path(__file__).resolve().parent.parent
 ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax",
                 "answer_attention", "answer_split_heads", "answer_concat_heads",
-                "answer_output_projection", "answer_multi_head_attention", "answer_quiz"]
+                "answer_output_projection", "answer_multi_head_attention"] + [
+                    f"answer_quiz_{n}" for n in range(1, 7)]
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +34,7 @@ def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     write_source(root)
+    generate_release(root, "mha_en")
     release = generate_release(root)
     write_sample_class(release / "mha.ipynb", root / "submitted")
     return root

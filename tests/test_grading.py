@@ -41,8 +41,9 @@ def test_the_untouched_release_scores_0():
 
 @pytest.mark.parametrize("function", list(solutions.FUNCTIONS) + ["quiz"])
 def test_each_unimplemented_part_costs_exactly_its_points(reference_answers, function):
-    answers = dict(reference_answers)
-    del answers[f"answer_{function}"]
+    removed = (lambda cell: cell.startswith("answer_quiz_")) if function == "quiz" else (
+        lambda cell: cell == f"answer_{function}")
+    answers = {cell: source for cell, source in reference_answers.items() if not removed(cell)}
     result = grade_answers(answers)
     assert result["score"] == 100 - FULL[function]
     assert parts(result)[function] == 0
@@ -115,12 +116,18 @@ def test_the_input_transformer_trick_earns_nothing():
     assert "answer_dot_product" in result["extra_data"]["load_errors"]
 
 
-def test_the_quiz_pays_for_the_right_answer_only(reference_answers):
-    wrong = grade_answers(dict(reference_answers, answer_quiz=f'quiz_1 = "{WRONG_ANSWER}"'))
-    assert parts(wrong)["quiz"] == 0
-    lower = grade_answers(dict(reference_answers, answer_quiz=reference_answers["answer_quiz"].lower()
-                               .replace("quiz_1", "quiz_1")))
-    assert parts(lower)["quiz"] == FULL["quiz"]
+def test_the_quiz_pays_for_the_right_answers_only(reference_answers):
+    wrong = grade_answers(dict(reference_answers, answer_quiz_1=f'quiz_1 = "{WRONG_ANSWER}"'))
+    assert parts(wrong)["quiz"] == FULL["quiz"] - QUIZ_POINTS["quiz_1"]
+    explained = next(t for t in wrong["tests"] if t["name"] == "quiz: question 1")
+    assert explained["output"].startswith("not correct.") and len(explained["output"]) > 40
+    forgiving = dict(reference_answers, answer_quiz_1='quiz_1 = " b "',
+                     answer_quiz_5="quiz_5 = [4 * 512 ** 2, 4 * 512 ** 2]",
+                     answer_quiz_6="quiz_6 = math.sqrt(128)")
+    assert parts(grade_answers(forgiving))["quiz"] == FULL["quiz"]
+    near_miss = dict(reference_answers, answer_quiz_6="quiz_6 = 11.4",
+                     answer_quiz_5="quiz_5 = (4 * 512 ** 2, 8 * 4 * 512 ** 2)")
+    assert parts(grade_answers(near_miss))["quiz"] == FULL["quiz"] - 4
 
 
 def test_a_crash_costs_only_the_crashing_function(reference_answers):

@@ -7,23 +7,25 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 
 import solutions
-from autograder.build import ASSIGNMENT, solution_cell_source, source_files
-from autograder.hidden_checks import POINTS, QUIZ_KEY, QUIZ_POINTS
+from autograder.build import ASSIGNMENTS, WRITTEN_POINTS, solution_cell_source, source_files
+from autograder.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
-RELEASE = REPO / "assignments" / ASSIGNMENT
+RELEASES = [REPO / "assignments" / assignment for assignment in ASSIGNMENTS]
 
 
-def test_committed_source_matches_a_fresh_build():
-    expected = source_files()
-    folder = REPO / "source" / ASSIGNMENT
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_committed_source_matches_a_fresh_build(assignment):
+    expected = source_files(assignment)
+    folder = REPO / "source" / assignment
     committed = {str(p.relative_to(folder)): p.read_text(encoding="utf-8")
                  for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     stale = sorted(set(expected) ^ set(committed)) + sorted(
         name for name in expected if name in committed and expected[name] != committed[name])
-    assert not stale, f"source/ is stale, run `mhakit build`: {stale}"
+    assert not stale, f"source/{assignment} is stale, run `mhakit build`: {stale}"
 
 
 def _tree(folder):
@@ -31,12 +33,13 @@ def _tree(folder):
                   if p.is_file() and "__pycache__" not in p.parts)
 
 
-def test_committed_release_matches_nbgrader_generate_assignment(course):
-    fresh = course / "assignments" / ASSIGNMENT
-    assert _tree(fresh) == _tree(RELEASE)
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_committed_release_matches_nbgrader_generate_assignment(course, assignment):
+    fresh, committed = course / "assignments" / assignment, REPO / "assignments" / assignment
+    assert _tree(fresh) == _tree(committed)
     different = [name for name in _tree(fresh)
-                 if not filecmp.cmp(fresh / name, RELEASE / name, shallow=False)]
-    assert not different, f"assignments/ is stale, run `mhakit build`: {different}"
+                 if not filecmp.cmp(fresh / name, committed / name, shallow=False)]
+    assert not different, f"assignments/{assignment} is stale, run `mhakit build`: {different}"
 
 
 def _solution_lines():
@@ -51,12 +54,19 @@ def _solution_lines():
     return lines
 
 
+def _quiz_key_patterns():
+    return [re.compile(rf"{name}\s*=\s*{re.escape(repr(key))}") for name, key in QUIZ_KEY.items()]
+
+
 def test_release_holds_no_solution_code_and_no_hidden_check():
     answer_lines = _solution_lines()
     assert len(answer_lines) > 30  # the scan has something to look for
     forbidden = ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_checks", "QUIZ_KEY",
-                 "solutions", "IsolatedStudent"]
-    for path in RELEASE.rglob("*"):
+                 "solutions", "IsolatedStudent", "1048576", "1_048_576", "11.31"]
+    forbidden += [text.split(" | ")[0][:30] for text in QUIZ_EXPLANATIONS.values()]
+    files = [p for release in RELEASES for p in release.rglob("*")]
+    assert len(files) > 10
+    for path in files:
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8")
@@ -67,24 +77,51 @@ def test_release_holds_no_solution_code_and_no_hidden_check():
         assert not found, f"{path.name} contains solution code: {found[:3]}"
         hits = [word for word in forbidden if word in text]
         assert not hits, f"{path.name} mentions {hits}"
-        key = QUIZ_KEY["quiz_1"]
-        assert not re.search(rf"quiz_1\s*=\s*['\"]{key}['\"]", text), f"{path.name} holds the quiz key"
+        keys = [p.pattern for p in _quiz_key_patterns() if p.search(text)]
+        assert not keys, f"{path.name} holds quiz keys: {keys}"
 
 
-def test_points_in_the_notebook_are_the_graders_points():
-    notebook = nbformat.read(str(RELEASE / "mha.ipynb"), as_version=4)
-    points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
-              for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")}
+def test_the_key_scan_would_find_a_key():
+    assert all(p.search(f"{name} = {key!r}") for p, (name, key) in
+               zip(_quiz_key_patterns(), QUIZ_KEY.items()))
+
+
+@pytest.mark.parametrize("release", RELEASES, ids=list(ASSIGNMENTS))
+def test_points_in_the_notebook_are_the_graders_points(release):
+    notebook = nbformat.read(str(release / "mha.ipynb"), as_version=4)
+    graded = [c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    auto = {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"]
+            for c in graded if c.cell_type == "code"}
     expected = {f"test_{name}": sum(p) for name, p in POINTS.items()}
     expected["test_quiz"] = sum(QUIZ_POINTS.values())
-    assert points == expected
-    assert sum(points.values()) == 100
+    assert auto == expected
+    assert sum(auto.values()) == 100
+    written = [c.metadata.nbgrader["points"] for c in graded if c.cell_type == "markdown"]
+    assert written == [WRITTEN_POINTS] * 4  # by hand, on top of the 100
 
 
-def test_every_contract_function_has_an_answer_cell_with_a_stub():
-    notebook = nbformat.read(str(RELEASE / "mha.ipynb"), as_version=4)
+@pytest.mark.parametrize("release", RELEASES, ids=list(ASSIGNMENTS))
+def test_every_contract_function_has_an_answer_cell_with_a_stub(release):
+    notebook = nbformat.read(str(release / "mha.ipynb"), as_version=4)
     answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells
                if c.metadata.get("nbgrader", {}).get("solution")}
     for name in solutions.FUNCTIONS:
         assert f"def {name}(" in answers[f"answer_{name}"]
         assert "raise NotImplementedError()" in answers[f"answer_{name}"]
+    for question in QUIZ_KEY:
+        assert answers[f"answer_{question}"].startswith(f"{question} = None")
+        assert "raise" not in answers[f"answer_{question}"]
+
+
+def _code_cells(notebook):
+    return [(c.get("id"), c.source, c.metadata.get("nbgrader")) for c in notebook.cells
+            if c.cell_type == "code"]
+
+
+def test_both_languages_share_every_code_cell_and_grade():
+    zh, en = (nbformat.read(str(release / "mha.ipynb"), as_version=4) for release in RELEASES)
+    assert _code_cells(zh) == _code_cells(en)
+    graded = [[(c.metadata.nbgrader["grade_id"], c.metadata.nbgrader.get("points"))
+               for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")] for nb in (zh, en)]
+    assert graded[0] == graded[1]
+    assert zh.metadata["mhakit"]["language"] == "zh" and en.metadata["mhakit"]["language"] == "en"

@@ -9,7 +9,7 @@ they are defined right now. Needs only numpy.
 
 import sys
 
-from mhakit_selfcheck import check, main  # noqa: F401
+from mhakit_student import check, main  # noqa: F401
 
 if __name__ == "__main__":
     sys.exit(main())

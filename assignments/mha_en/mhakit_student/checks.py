@@ -6,6 +6,7 @@ examples, never computed by a reference implementation.
 """
 
 import math
+import numbers
 
 import numpy as np
 
@@ -229,12 +230,24 @@ def _(student, _rng):
 # ------------------------------------------------------------------ quiz
 
 QUIZ_CHOICES = ("A", "B", "C", "D")
+QUIZ_CHOICE_QUESTIONS = ("quiz_1", "quiz_2", "quiz_3", "quiz_4")
 
 
-@check("quiz", "question 1 is answered with one of A, B, C, D")
+@check("quiz", "every question is answered, in the expected form")
 def _(student, _rng):
-    answer = student.variable("quiz_1")
-    if answer is None:
-        raise NotImplementedYet("quiz_1 is not answered yet")
-    if not isinstance(answer, str) or answer.strip().upper() not in QUIZ_CHOICES:
-        raise CheckFailed(f"quiz_1 should be one of {', '.join(QUIZ_CHOICES)}")
+    missing = [q for q in QUIZ_CHOICE_QUESTIONS + ("quiz_5", "quiz_6")
+               if student.variable(q) is None]
+    if len(missing) == 6:
+        raise NotImplementedYet("the quiz is not answered yet")
+    if missing:
+        raise CheckFailed(f"not answered yet: {', '.join(missing)}")
+    for question in QUIZ_CHOICE_QUESTIONS:
+        answer = student.variable(question)
+        if not isinstance(answer, str) or answer.strip().upper() not in QUIZ_CHOICES:
+            raise CheckFailed(f"{question} should be one of {', '.join(QUIZ_CHOICES)}")
+    pair = student.variable("quiz_5")
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise CheckFailed("quiz_5 should be a pair of numbers: (with 8 heads, with 1 head)")
+    number = student.variable("quiz_6")
+    if not isinstance(number, numbers.Real) or isinstance(number, bool):
+        raise CheckFailed("quiz_6 should be a number")

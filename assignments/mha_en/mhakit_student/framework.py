@@ -1,6 +1,6 @@
 """The checks' small framework: a registry, failures, comparisons and the student handle.
 
-This package ships to students (as ``mhakit_selfcheck``) and must run with numpy alone,
+This package ships to students (as ``mhakit_student``) and must run with numpy alone (matplotlib is optional, for the plots),
 so it imports nothing but numpy and the standard library, and only relatively.
 
 A check reaches the student's functions through a *student handle* whose ``call``

@@ -28,8 +28,9 @@ class Result:
 
 
 def run_check(check, student, rng=None):
+    """A check passes by returning; what it returns (if anything) is a note to show."""
     try:
-        check.run(student, rng)
+        note = check.run(student, rng)
     except NotImplementedYet as missing:
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
@@ -37,7 +38,7 @@ def run_check(check, student, rng=None):
     except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
         return Result(check, FAILED, f"the result could not be checked "
                                      f"({type(error).__name__}: {short(str(error), 200)})")
-    return Result(check, PASSED)
+    return Result(check, PASSED, note if isinstance(note, str) else "")
 
 
 def summarize(results):

@@ -1,0 +1,138 @@
+"""The notebook's figures. matplotlib is needed here only; the checks never import it.
+
+Chinese labels need a font with Chinese glyphs. Where the machine has none, every label
+falls back to English and pinyin, so that no figure ever shows empty boxes.
+(`sudo apt install fonts-wqy-microhei`, or any Noto CJK font, brings the Chinese back.)
+"""
+
+import functools
+import os
+
+import numpy as np
+
+from . import lending
+from .language import LANGUAGE
+from .show import needs_student_code
+
+CJK_FAMILIES = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC",
+                "Noto Sans SC", "Source Han Sans SC", "Microsoft YaHei", "SimHei",
+                "PingFang SC", "Heiti SC", "Arial Unicode MS")
+PINYIN = {"小明": "Xiaoming", "把": "ba", "书": "book", "借": "lend", "给": "gei", "了": "le",
+          "小红": "Xiaohong"}
+
+
+def _has_glyph(path, char="借"):
+    from matplotlib import ft2font
+    try:
+        return ft2font.FT2Font(path).get_char_index(ord(char)) != 0
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+@functools.lru_cache(maxsize=1)
+def chinese_font():
+    """The family of an installed font that can draw Chinese, or None."""
+    if os.environ.get("MHAKIT_PLOTS_NO_CJK"):  # lets the tests try a machine without one
+        return None
+    from matplotlib import font_manager
+    fonts = font_manager.fontManager.ttflist
+    # "Last Resort" fonts claim every character but draw only placeholder boxes.
+    usable = [f for f in fonts if "last resort" not in f.name.lower()]
+    ranked = sorted(usable, key=lambda f: f.name not in CJK_FAMILIES)
+    return next((f.name for f in ranked if _has_glyph(f.fname)), None)
+
+
+def chinese():
+    return LANGUAGE == "zh" and chinese_font() is not None
+
+
+def text(zh, en):
+    return zh if chinese() else en
+
+
+def word(token):
+    return token if chinese_font() is not None else PINYIN[token]
+
+
+def _figure(*args, **kwargs):
+    import matplotlib.pyplot as plt
+    return plt.subplots(*args, layout="constrained", **kwargs)
+
+
+def _use_font(figure):
+    """Give every text of the figure the Chinese font (rc_context ends before drawing)."""
+    family = chinese_font()
+    if family:
+        for item in figure.findobj(lambda artist: hasattr(artist, "set_fontfamily")):
+            item.set_fontfamily([family, "DejaVu Sans"])
+    return figure
+
+
+@needs_student_code
+def verb_bars(attention):
+    """A bar chart of 借's attention with one set of Q, K, V."""
+    _, weights = lending.one_head_view(attention, lending.SENTENCE)
+    figure, ax = _figure(figsize=(6, 3))
+    ax.bar([word(t) for t in lending.SENTENCE], weights, color="#4c72b0")
+    ax.set_ylabel(text("注意力", "attention"))
+    ax.set_ylim(0, 1)
+    ax.set_title(text("一个头：「借」把注意力分给了三个词",
+                      f"One head: {word('借')} spreads its attention"))
+    return _use_font(figure)
+
+
+@needs_student_code
+def head_heatmaps(multi_head_attention):
+    """Attention weights of every token, 1 head vs 3 heads, for both sentences."""
+    figure, axes = _figure(2, 4, figsize=(13, 6.5))
+    labels = {True: [word(t) for t in lending.SENTENCE], False: [word(t) for t in lending.SWAPPED]}
+    for row, sentence in enumerate((lending.SENTENCE, lending.SWAPPED)):
+        X = lending.embed(sentence)
+        _, one = multi_head_attention(X, *lending.one_head_weights(), 1)
+        _, three = multi_head_attention(X, *lending.three_head_weights(), 3)
+        panels = [(one[0], text("1 个头", "1 head"))]
+        panels += [(three[h], text(f"头 {h + 1}：{zh}", f"head {h + 1}: {en}"))
+                   for h, (zh, en, _) in enumerate(lending.ROLES)]
+        names = labels[row == 0]
+        for ax, (weights, title) in zip(axes[row], panels):
+            ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
+            ax.set_xticks(range(len(names)), names, rotation=90)
+            ax.set_yticks(range(len(names)), names)
+            ax.set_title(title)
+    figure.suptitle(text("每一行是一个词在看谁：上面是原句，下面是把人名对调的句子",
+                         "Each row: where one token looks. Top: the sentence; bottom: names swapped"))
+    return _use_font(figure)
+
+
+@needs_student_code
+def shape_flow(split_heads, concat_heads, output_projection):
+    """The shapes one sentence takes on its way through multi-head attention."""
+    X = lending.embed(lending.SENTENCE)
+    heads = np.asarray(split_heads(X, lending.HEADS))
+    joined = np.asarray(concat_heads(heads))
+    out = np.asarray(output_projection(joined, np.eye(lending.D_MODEL)))
+    steps = [(text("输入 X", "input X"), X.shape), (text("拆成 3 个头", "split into 3 heads"), heads.shape),
+             (text("拼接", "concatenate"), joined.shape), (text("乘输出矩阵 W_o", "times W_o"), out.shape)]
+    figure, ax = _figure(figsize=(10, 2.2))
+    ax.set_axis_off()
+    for i, (name, shape) in enumerate(steps):
+        ax.text(i * 3, 0, f"{name}\n{shape}", ha="center", va="center", fontsize=11,
+                bbox=dict(boxstyle="round", facecolor="#e8eef7"))
+        if i:
+            ax.annotate("", xy=(i * 3 - 1.1, 0), xytext=(i * 3 - 1.9, 0),
+                        arrowprops=dict(arrowstyle="->"))
+    ax.set_xlim(-1.5, 10.5)
+    ax.set_ylim(-1, 1)
+    return _use_font(figure)
+
+
+@needs_student_code
+def removal_bars(multi_head_attention):
+    """How much 借's output changes when each of six heads is removed."""
+    changes = [lending.change_when_removed(multi_head_attention, h)
+               for h in range(lending.REDUNDANT_HEADS)]
+    figure, ax = _figure(figsize=(6, 3))
+    ax.bar([str(h + 1) for h in range(len(changes))], changes, color="#dd8452")
+    ax.set_xlabel(text("去掉的头", "head removed"))
+    ax.set_ylabel(text("「借」的结果变了多少", f"change in {word('借')}'s result"))
+    return _use_font(figure)

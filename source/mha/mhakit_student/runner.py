@@ -1,0 +1,122 @@
+"""Running checks and summarising them, for the self-check and the grader alike."""
+
+import sys
+import unicodedata
+from dataclasses import dataclass
+
+from . import checks as _registered  # noqa: F401 - importing registers the public checks
+from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
+                        NotImplementedYet, short)
+from .notebook import graded_cells, run_cells
+
+PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
+
+# The rows of the self-check table, in the notebook's order.
+SECTIONS = ("dot_product", "attention_scores", "softmax", "attention", "split_heads",
+            "concat_heads", "output_projection", "multi_head_attention", "quiz")
+
+
+@dataclass
+class Result:
+    check: object
+    status: str
+    message: str = ""
+
+    @property
+    def score(self):
+        return self.check.points if self.status == PASSED else 0.0
+
+
+def run_check(check, student, rng=None):
+    """A check passes by returning; what it returns (if anything) is a note to show."""
+    try:
+        note = check.run(student, rng)
+    except NotImplementedYet as missing:
+        return Result(check, NOT_IMPLEMENTED, str(missing))
+    except CheckFailed as failure:
+        return Result(check, FAILED, short(str(failure), 400))
+    except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
+        return Result(check, FAILED, f"the result could not be checked "
+                                     f"({type(error).__name__}: {short(str(error), 200)})")
+    return Result(check, PASSED, note if isinstance(note, str) else "")
+
+
+def summarize(results):
+    """One row per function: (function, status, first failure message)."""
+    rows = []
+    for function in SECTIONS:
+        mine = [r for r in results if r.check.function == function]
+        if not mine:
+            continue
+        first_bad = next((r for r in mine if r.status != PASSED), None)
+        if first_bad is None:
+            rows.append((function, PASSED, f"{len(mine)}/{len(mine)} checks"))
+        else:
+            passed = sum(r.status == PASSED for r in mine)
+            status = NOT_IMPLEMENTED if passed == 0 and first_bad.status == NOT_IMPLEMENTED else FAILED
+            detail = first_bad.message if status == NOT_IMPLEMENTED else (
+                f"{first_bad.check.name} — {first_bad.message}")
+            rows.append((function, status, detail))
+    return rows
+
+
+def _width(text):
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def format_table(rows):
+    """A plain-text table, failures first, aligned for Chinese text too."""
+    order = {FAILED: 0, NOT_IMPLEMENTED: 1, PASSED: 2}
+    rows = sorted(rows, key=lambda row: order[row[1]])
+    headers = ("function", "status", "details")
+    widths = [max(_width(str(r[i])) for r in rows + [headers]) for i in range(2)]
+    lines = []
+    for row in [headers] + rows:
+        cells = [str(row[i]) + " " * (widths[i] - _width(str(row[i]))) for i in range(2)]
+        lines.append("  ".join(cells + [str(row[2])]))
+    lines.insert(1, "-" * (sum(widths) + 4 + 40))
+    passed = sum(r[1] == PASSED for r in rows)
+    lines.append(f"\n{passed} of {len(rows)} parts pass.")
+    return "\n".join(lines)
+
+
+def public_results(student, functions=None):
+    chosen = [c for c in REGISTRY if c.tier == PUBLIC
+              and (functions is None or c.function in functions)]
+    return [run_check(c, student) for c in chosen]
+
+
+def check(*functions):
+    """Self-check the functions as they are defined right now in the calling notebook.
+
+    ``check()`` checks everything; ``check("softmax")`` checks one function. Prints a
+    table, and raises AssertionError while anything fails, so nbgrader's Validate
+    button and Run All stop at a failing part.
+    """
+    namespace = sys._getframe(1).f_globals
+    results = public_results(InProcessStudent(namespace), functions or None)
+    rows = summarize(results)
+    print(format_table(rows))
+    failing = [row for row in rows if row[1] != PASSED]
+    if failing:
+        names = ", ".join(f"{name} ({status})" for name, status, _ in failing)
+        raise AssertionError(f"not passing yet: {names}")
+
+
+def main(argv=None):
+    """python selfcheck.py mha.ipynb: check the saved notebook; exit 1 while anything fails."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1 or argv[0] in ("-h", "--help"):
+        print("usage: python selfcheck.py mha.ipynb", file=sys.stderr)
+        return 2
+    try:
+        cells = graded_cells(argv[0])
+    except (OSError, ValueError) as error:
+        print(f"cannot read {argv[0]}: {error}", file=sys.stderr)
+        return 2
+    namespace = {"__name__": "__student__"}
+    for cell_id, error in run_cells(cells, namespace).items():
+        print(f"cell {cell_id} did not run: {short(error)}", file=sys.stderr)
+    rows = summarize(public_results(InProcessStudent(namespace)))
+    print(format_table(rows))
+    return 0 if all(row[1] == PASSED for row in rows) else 1

@@ -1,0 +1,172 @@
+"""The checks' small framework: a registry, failures, comparisons and the student handle.
+
+This package ships to students (as ``mhakit_student``) and must run with numpy alone (matplotlib is optional, for the plots),
+so it imports nothing but numpy and the standard library, and only relatively.
+
+A check reaches the student's functions through a *student handle* whose ``call``
+takes arrays and returns plain values (arrays, tuples, lists, numbers). The self-check
+uses an in-process handle; the instructor's grader uses an isolated one that runs the
+student's code in another process. The checks cannot tell the difference.
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PUBLIC, HIDDEN = "public", "hidden"
+
+
+class CheckFailed(AssertionError):
+    """A check found a mistake; the message is the student's feedback."""
+
+
+class NotImplementedYet(Exception):
+    """The function is missing or still raises NotImplementedError."""
+
+
+class StudentRaised(CheckFailed):
+    """The student's function raised an exception other than NotImplementedError."""
+
+
+@dataclass
+class Check:
+    function: str
+    name: str
+    points: float
+    tier: str
+    run: callable = field(repr=False)
+
+
+REGISTRY = []
+
+
+def check(function, name, points=0.0, tier=PUBLIC):
+    """Register ``run(student, rng)`` as a check of ``function``.
+
+    ``name`` starts with the function (``"softmax: rows sum to 1"``), which is also how
+    results.json names the test.
+    """
+    def register(run):
+        REGISTRY.append(Check(function, f"{function}: {name}", float(points), tier, run))
+        return run
+    return register
+
+
+def checks_for(function=None, tier=None):
+    return [c for c in REGISTRY
+            if (function is None or c.function == function) and (tier is None or c.tier == tier)]
+
+
+# ---------------------------------------------------------------- student handles
+
+def to_plain(value):
+    """What a check may see of a returned value: copies of arrays, tuples, lists, numbers."""
+    if isinstance(value, tuple):
+        return tuple(to_plain(v) for v in value)
+    if isinstance(value, list):
+        return [to_plain(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.copy()
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return value
+    return f"<an object of type {type(value).__name__}>"
+
+
+class InProcessStudent:
+    """Calls functions that live in a namespace of this process (the self-check's view)."""
+
+    def __init__(self, namespace):
+        self.namespace = namespace
+        self.inputs_changed = False
+
+    def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
+        if stand_ins:
+            raise RuntimeError("reference stand-ins exist only on the instructor's side")
+        func = self.namespace.get(name)
+        if not callable(func):
+            raise NotImplementedYet(f"{name} is not defined")
+        before = (args, kwargs)
+        args, kwargs = copy.deepcopy(before)
+        if readonly:
+            for a in list(args) + list(kwargs.values()):
+                if isinstance(a, np.ndarray):
+                    a.flags.writeable = False
+        try:
+            value = func(*args, **kwargs)
+        except NotImplementedError:
+            raise NotImplementedYet(f"{name} is not implemented yet") from None
+        except Exception as error:  # the student's mistake, reported as feedback
+            raise StudentRaised(f"{name} raised {type(error).__name__}: {short(str(error))}") from None
+        self.inputs_changed = not same_inputs(before, (args, kwargs))
+        return to_plain(value)
+
+    def variable(self, name):
+        value = self.namespace.get(name)
+        return value if isinstance(value, (str, int, float, type(None))) else to_plain(value)
+
+
+def same_inputs(before, after):
+    (args_b, kw_b), (args_a, kw_a) = before, after
+    pairs = list(zip(args_b, args_a)) + [(kw_b[k], kw_a[k]) for k in kw_b]
+    return all(not isinstance(b, np.ndarray) or np.array_equal(b, a, equal_nan=True)
+               for b, a in pairs)
+
+
+def short(text, limit=200):
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- comparisons
+
+def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
+    """Shape first, then dtype, then values, each with its own message.
+
+    Messages describe the difference in summary only (shape, dtype, the largest
+    error, the share of entries off): never an expected value, which would give the
+    answer away on a hidden input.
+    """
+    expected = np.asarray(expected)
+    if got is None:
+        raise CheckFailed(f"{what} is None: does the function end with `return`?")
+    if isinstance(got, str):
+        raise CheckFailed(f"{what} is {got}, expected a NumPy array")
+    if isinstance(got, tuple):
+        raise CheckFailed(f"{what} is a tuple of {len(got)} items, expected one array")
+    if isinstance(got, list):
+        got = np.asarray(got)
+    got = np.asarray(got)
+    if got.shape != expected.shape:
+        raise CheckFailed(f"{what} has shape {got.shape}, expected {expected.shape}")
+    if got.dtype.kind not in "biuf":
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected real numbers")
+    if check_dtype and got.dtype != expected.dtype:
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected {expected.dtype} "
+                          f"(a {expected.dtype} input should give a {expected.dtype} result)")
+    if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
+        share = np.mean(~np.isfinite(got))
+        raise CheckFailed(f"{what} contains NaN or inf in {share:.0%} of its entries")
+    got64, exp64 = got.astype(np.float64), expected.astype(np.float64)
+    close = np.isclose(got64, exp64, rtol=rtol, atol=atol)
+    if not np.all(close):
+        error = np.abs(got64 - exp64) / np.maximum(np.abs(exp64), atol)
+        raise CheckFailed(f"{what} has the right shape but wrong values: "
+                          f"{np.mean(~close):.0%} of entries are off, "
+                          f"largest relative error {np.max(error):.2g}")
+    return got
+
+
+def expect_pair(got, expected, names, **compare):
+    """For functions that return two arrays, such as (output, weights)."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        kind = type(got).__name__ if not isinstance(got, str) else got
+        raise CheckFailed(f"expected a pair ({names[0]}, {names[1]}), got {kind}"
+                          + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else ""))
+    return tuple(expect_array(g, e, n, **compare) for g, e, n in zip(got, expected, names))
+
+
+def expect_inputs_unchanged(student, name):
+    if student.inputs_changed:
+        raise CheckFailed(f"{name} modified one of its inputs in place; work on a copy or "
+                          "build a new array instead")

@@ -1,0 +1,154 @@
+"""The notebook's demonstrations: they call the student's functions and print what they find.
+
+Each takes the student's functions as arguments. While one of them is not implemented
+yet, the demonstration says so in one line instead of a traceback.
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from . import lending
+from .language import LANGUAGE
+
+
+def say(zh, en):
+    return zh if LANGUAGE == "zh" else en
+
+
+def needs_student_code(demo):
+    """Turn NotImplementedError (and other errors) in the student's code into one line."""
+    @functools.wraps(demo)
+    def run(*functions, **options):
+        try:
+            return demo(*functions, **options)
+        except NotImplementedError:
+            names = ", ".join(getattr(f, "__name__", "?") for f in functions if callable(f))
+            print(say(f"（先实现 {names}，这个演示才能运行。）",
+                      f"(Implement {names} first; then this demonstration runs.)"))
+        except Exception as error:  # the student's bug: one line, not a traceback
+            print(say(f"（演示没能运行：{type(error).__name__}: {error}）",
+                      f"(The demonstration could not run: {type(error).__name__}: {error})"))
+        return None
+    return run
+
+
+def percent(weights):
+    return "  ".join(f"{word} {100 * w:4.1f}%" for word, w in zip(lending.SENTENCE, weights))
+
+
+# ------------------------------------------------------------------ 1. word vectors
+
+FRANCE = {"法国": [1, 1, 0]}
+FRANCE_FEATURES = (("跟语言有关", "about a language"), ("是长大的地方", "a place one grows up in"),
+                   ("是一个动作", "an action"))
+PETS_FEATURES = (("毛茸茸", "furry"), ("是动物", "an animal"), ("有轮子", "has wheels"),
+                 ("能当宠物", "a pet"))
+PETS = {"猫": [0.9, 1.0, 0.0, 0.9], "狗": [0.8, 1.0, 0.0, 0.9], "汽车": [0.0, 0.0, 1.0, 0.1]}
+
+
+@needs_student_code
+def word_vectors(dot_product):
+    names = [say(zh, en) for zh, en in FRANCE_FEATURES]
+    print(say("法国 = [1, 1, 0]，三个数依次表示：", "法国 (France) = [1, 1, 0]; the numbers mean:"),
+          "、".join(names) if LANGUAGE == "zh" else ", ".join(names))
+    for word, vector in PETS.items():
+        print(f"  {word} = {vector}")
+    cat, dog, car = (np.array(PETS[w]) for w in ("猫", "狗", "汽车"))
+    pet_dog, pet_car = dot_product(cat, dog), dot_product(cat, car)
+    print(f"猫·狗 = {float(pet_dog):.2f}    猫·汽车 = {float(pet_car):.2f}")
+    print(say("像的词，点积大；不像的词，点积小。", "Similar words score high, unlike words low."))
+    return float(pet_dog), float(pet_car)
+
+
+# ------------------------------------------------------------------ 2. one set of Q, K, V
+
+@needs_student_code
+def divide_by_eight(attention_scores):
+    Q, K = np.ones((1, 64)), np.ones((1, 64))
+    raw, scaled = float(Q[0] @ K[0]), float(attention_scores(Q, K)[0, 0])
+    print(say(f"d_k = 64：点积是 {raw:g}，除以 √64 = {math.sqrt(64):g} 之后是 {scaled:g}。",
+              f"d_k = 64: the dot product is {raw:g}; divided by √64 = {math.sqrt(64):g} it is {scaled:g}."))
+    return scaled
+
+
+# 借's scores toward the seven tokens with one head: the three nouns alike, about 30% each.
+SPREAD_SCORES = np.array([2.48, 0.0, 2.48, 0.0, 0.0, 0.0, 2.48])
+
+
+@needs_student_code
+def one_hundred_percent(softmax):
+    spread = softmax(SPREAD_SCORES)
+    print(say("一组注意力照顾三个词：", "One set of attention, shared by three words:"))
+    print("  " + percent(spread))
+    sharp = softmax(SPREAD_SCORES + np.array([3.5, 0, 0, 0, 0, 0, 0]))
+    print(say("想把小明看清楚，把他的分数调高：", "To see 小明 clearly, raise his score:"))
+    print("  " + percent(sharp))
+    print(say("加起来总是 100%：给了小明九成，书和小红就只剩一点。",
+              "The shares always add up to 100%: give 小明 nine tenths and 书 and 小红 starve."))
+    return spread, sharp
+
+
+@needs_student_code
+def one_set_of_qkv(attention):
+    first, weights = lending.one_head_view(attention, lending.SENTENCE)
+    second, _ = lending.one_head_view(attention, lending.SWAPPED)
+    print(say("「借」的注意力：", "借's attention:"))
+    print("  " + percent(weights))
+    difference = lending.relative_difference(first, second)
+    print(say(f"两句话里「借」拿到的内容相差 {difference:.2f}（0 表示完全一样）：它分不清谁借给谁。",
+              f"借's result differs by {difference:.2f} between the two sentences (0 means "
+              "identical): it cannot tell who lends to whom."))
+    return difference
+
+
+# ------------------------------------------------------------------ 3. several heads
+
+@needs_student_code
+def three_heads(multi_head_attention):
+    _, weights = lending.verb_view(multi_head_attention, lending.three_head_weights(), 3,
+                                   lending.SENTENCE)
+    for (zh, en, _), row in zip(lending.ROLES, weights):
+        print(f"  {say(zh, en):<12}" + percent(row))
+    one = lending.compare_sentences(multi_head_attention, 1)
+    three = lending.compare_sentences(multi_head_attention, 3)
+    print(say(f"两句话的差别（0 表示完全一样）：一个头 {one:.2f}，三个头 {three:.2f}。",
+              f"Difference between the two sentences (0 means identical): one head {one:.2f}, "
+              f"three heads {three:.2f}."))
+    blind = lending.compare_sentences(multi_head_attention, 3, with_positions=False)
+    print(say(f"去掉向量里的位置部分，三个头的差别变成 {blind:.2f}：注意力本身看不见词序。",
+              f"Without the position part, three heads differ by {blind:.2f}: attention itself "
+              "cannot see word order."))
+    return one, three, blind
+
+
+# ------------------------------------------------------------------ 4. what heads learn
+
+@needs_student_code
+def remove_each_head(multi_head_attention):
+    changes = [lending.change_when_removed(multi_head_attention, head)
+               for head in range(lending.REDUNDANT_HEADS)]
+    for head, change in enumerate(changes):
+        print(say(f"  去掉头 {head + 1}：「借」的结果变了 {change:.0%}",
+                  f"  without head {head + 1}: 借's result changes by {change:.0%}"))
+    return changes
+
+
+# ------------------------------------------------------------------ 5. cost
+
+def cost(d_model=512, heads=8, tokens=10):
+    """Parameters and multiply-adds of one layer, with 1 head and with ``heads`` heads."""
+    d_k = d_model // heads
+    rows = []
+    for h, width in ((1, d_model), (heads, d_k)):
+        parameters = 3 * h * d_model * width + (h * width) * d_model
+        projections = tokens * parameters
+        attention = 2 * h * tokens * tokens * width  # scores, then the blend of V
+        rows.append((h, width, parameters, projections + attention))
+    for h, width, parameters, multiply_adds in rows:
+        print(say(f"  {h} 个头 × {width} 个数：参数 {parameters:,}，乘加 {multiply_adds:,}",
+                  f"  {h} head(s) of {width}: {parameters:,} parameters, "
+                  f"{multiply_adds:,} multiply-adds"))
+    print(say(f"  每个头除以 √{d_k} = {math.sqrt(d_k):g}", f"  each head divides by √{d_k} = {math.sqrt(d_k):g}"))
+    return rows
