@@ -93,7 +93,8 @@ def corpus_course(course, tmp_path_factory):
                               text=True, timeout=600)
     assert exported.returncode == 0, exported.stderr
     with open(root / "nbgrader_grades.csv", newline="", encoding="utf-8") as handle:
-        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
+                  if row["assignment"] == "mha"}
     after = (tree_digest(root, skip=NBGRADER_OUTPUTS), tree_digest(*REPO_PARTS,
                                                                    skip=NBGRADER_OUTPUTS))
     return {"root": root, "attacks": attacks, "autograde": autograde, "scores": scores,
