@@ -120,7 +120,7 @@ TASK_DOT = Text("task_dot_product", """\
 - Example: `dot_product(np.array([1, 2, 3]), np.array([4, 5, 6]))` returns `32`.
 - Hint: `u * v` multiplies entry by entry; then `np.sum(..., axis=-1)`.""")
 
-DEMO_WORDS = Demo("demo_word_vectors", "show.word_vectors(dot_product)")
+DEMO_WORDS = Demo("demo_word_vectors", "show.word_vectors(dot_product);")
 
 ONE_SET = Text("about_one_set", """\
 ## 2. 一组 Q、K、V 不够用
@@ -149,7 +149,7 @@ TASK_SCORES = Text("task_attention_scores", """\
 - Hint: `Q @ np.swapaxes(K, -1, -2)`. Divide by `math.sqrt(d_k)`, a Python float: the float64
   that `np.sqrt` returns would turn a float32 result into float64.""")
 
-DEMO_SCALE = Demo("demo_divide_by_eight", "show.divide_by_eight(attention_scores)")
+DEMO_SCALE = Demo("demo_divide_by_eight", "show.divide_by_eight(attention_scores);")
 
 TASK_SOFTMAX = Text("task_softmax", """\
 **任务：`softmax(x, axis=-1)`**
@@ -166,7 +166,7 @@ TASK_SOFTMAX = Text("task_softmax", """\
 - Hint: subtract the maximum along `axis` first (`keepdims=True`). The result is the same, and
   `np.exp(1e4)` no longer overflows.""")
 
-DEMO_SHARES = Demo("demo_one_hundred_percent", "show.one_hundred_percent(softmax)")
+DEMO_SHARES = Demo("demo_one_hundred_percent", "show.one_hundred_percent(softmax);")
 
 TASK_ATTENTION = Text("task_attention", """\
 **任务：`attention(Q, K, V, mask=None)`**
@@ -366,7 +366,7 @@ numbers to work with, but each tracks a single relation, and 64 is enough. It is
 two's "divide by 8 when Q has 64 numbers" comes from: √64 = 8. Larger models kept the recipe:
 GPT-3 has 12288 numbers per word, split into 96 heads of 128 (12288 = 96 × 128).""")
 
-DEMO_COST = Demo("demo_cost", "show.cost(d_model=512, heads=8)")
+DEMO_COST = Demo("demo_cost", "show.cost(d_model=512, heads=8);")
 
 QUIZ_INTRO = Text("about_quiz", """\
 ## 检验一下

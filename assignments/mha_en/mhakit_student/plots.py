@@ -60,11 +60,17 @@ def _figure(*args, **kwargs):
 
 
 def _use_font(figure):
-    """Give every text of the figure the Chinese font (rc_context ends before drawing)."""
+    """Give every text the Chinese font, and hand the figure back to be shown once.
+
+    Closing it stops pyplot from showing it a second time at the end of the cell; the
+    notebook still displays the returned figure.
+    """
+    import matplotlib.pyplot as plt
     family = chinese_font()
     if family:
         for item in figure.findobj(lambda artist: hasattr(artist, "set_fontfamily")):
             item.set_fontfamily([family, "DejaVu Sans"])
+    plt.close(figure)
     return figure
 
 
@@ -84,17 +90,18 @@ def verb_bars(attention):
 @needs_student_code
 def head_heatmaps(multi_head_attention):
     """Attention weights of every token, 1 head vs 3 heads, for both sentences."""
-    figure, axes = _figure(2, 4, figsize=(13, 6.5))
-    labels = {True: [word(t) for t in lending.SENTENCE], False: [word(t) for t in lending.SWAPPED]}
-    for row, sentence in enumerate((lending.SENTENCE, lending.SWAPPED)):
+    rows = []  # the student's code runs first: no half-drawn figure if it is not ready
+    for sentence in (lending.SENTENCE, lending.SWAPPED):
         X = lending.embed(sentence)
         _, one = multi_head_attention(X, *lending.one_head_weights(), 1)
         _, three = multi_head_attention(X, *lending.three_head_weights(), 3)
-        panels = [(one[0], text("1 个头", "1 head"))]
-        panels += [(three[h], text(f"头 {h + 1}：{zh}", f"head {h + 1}: {en}"))
-                   for h, (zh, en, _) in enumerate(lending.ROLES)]
-        names = labels[row == 0]
-        for ax, (weights, title) in zip(axes[row], panels):
+        rows.append((sentence, [np.asarray(one)[0]] + list(np.asarray(three))))
+    titles = [text("1 个头", "1 head")] + [text(f"头 {h + 1}：{zh}", f"head {h + 1}: {en}")
+                                          for h, (zh, en, _) in enumerate(lending.ROLES)]
+    figure, axes = _figure(2, 4, figsize=(13, 6.5))
+    for ax_row, (sentence, panels) in zip(axes, rows):
+        names = [word(t) for t in sentence]
+        for ax, weights, title in zip(ax_row, panels, titles):
             ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
             ax.set_xticks(range(len(names)), names, rotation=90)
             ax.set_yticks(range(len(names)), names)

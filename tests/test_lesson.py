@@ -1,0 +1,124 @@
+"""What the notebooks claim is true: the story's numbers, the facts, and the figures."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import solutions
+from autograder import lesson
+from autograder.public import lending, show
+
+
+def test_one_head_spreads_and_cannot_tell_the_sentences_apart():
+    _, weights = lending.one_head_view(solutions.attention, lending.SENTENCE)
+    nouns = weights[[0, 2, 6]]
+    assert np.all((nouns > 0.27) & (nouns < 0.33)) and abs(weights.sum() - nouns.sum() - 0.1) < 0.01
+    assert lending.compare_sentences(solutions.multi_head_attention, 1) < 0.15
+
+
+def test_three_heads_each_find_one_role_and_tell_the_sentences_apart():
+    _, weights = lending.verb_view(solutions.multi_head_attention, lending.three_head_weights(),
+                                   3, lending.SENTENCE)
+    for head, (_, _, where) in enumerate(lending.ROLES):
+        assert weights[head, where] > 0.85
+    assert lending.compare_sentences(solutions.multi_head_attention, 3) > 0.8
+
+
+def test_without_positions_attention_cannot_see_word_order():
+    for heads in (1, 3):
+        assert lending.compare_sentences(solutions.multi_head_attention, heads,
+                                         with_positions=False) < 1e-12
+
+
+def test_removing_a_redundant_head_barely_matters_but_the_only_borrower_head_does():
+    change = lambda head: lending.change_when_removed(solutions.multi_head_attention, head)
+    assert change(3) < 0.1 and change(4) < 0.1  # near copies that W_o leans on little
+    assert change(2) > 0.4  # the only head that finds 小红
+
+
+def test_one_hundred_percent_focus_starves_the_others():
+    spread, sharp = show.one_hundred_percent(solutions.softmax)
+    assert np.allclose(spread.sum(), 1) and np.allclose(sharp.sum(), 1)
+    assert sharp[0] > 0.9 and sharp[2] < 0.05 and sharp[6] < 0.05
+
+
+def test_the_stated_numbers_are_right():
+    assert 512 // 8 == 64 and math.sqrt(64) == 8 and 12288 // 96 == 128 and 12 * 12 == 144
+    (h1, w1, p1, m1), (h8, w8, p8, m8) = show.cost(d_model=512, heads=8)
+    assert (h1, w1, h8, w8) == (1, 512, 8, 64)
+    assert p1 == p8 == 4 * 512 * 512 and m1 == m8
+    pets = show.word_vectors(solutions.dot_product)
+    assert pets[0] > pets[1]  # 猫·狗 > 猫·汽车
+
+
+PROSE = [item for item in lesson.LESSON if isinstance(item, lesson.Text)]
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_the_prose_states_the_facts_and_none_of_the_story_errors(language):
+    text = "\n".join(getattr(item, language) for item in PROSE)
+    for fact in ("512", "64", "√64 = 8", "12 × 12 = 144", "12288 = 96 × 128", "87%", "94%",
+                 "38", "48", "[1, 1, 0]"):
+        assert fact in text, fact
+    # The story chapter's errors (shared/article/README.md). The quiz offers some of them
+    # as wrong choices on purpose, so only the teaching prose is scanned.
+    for error in ("1152", "96 层，每层 12", "96 layers of 12", "八倍", "eight times as long",
+                  "语法头", "情感头", "grammar head", "emotion head"):
+        assert error not in text, error
+
+
+def render_plots(language, no_cjk):
+    """Draw every figure in a fresh process; return (font, labels, warnings)."""
+    script = f"""
+import json, warnings
+import matplotlib
+matplotlib.use("Agg")
+from autograder.public import language
+language.LANGUAGE = {language!r}
+from autograder.public import plots
+import solutions as S
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    figures = [plots.verb_bars(S.attention), plots.head_heatmaps(S.multi_head_attention),
+               plots.shape_flow(S.split_heads, S.concat_heads, S.output_projection),
+               plots.removal_bars(S.multi_head_attention)]
+    for figure in figures:
+        figure.canvas.draw()
+labels = [t.get_text() for f in figures for t in f.findobj(matplotlib.text.Text)]
+print(json.dumps([plots.chinese_font(), labels, [str(w.message) for w in caught]]))
+"""
+    env = dict(os.environ)
+    env.pop("MHAKIT_PLOTS_NO_CJK", None)
+    if no_cjk:
+        env["MHAKIT_PLOTS_NO_CJK"] = "1"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def has_chinese(labels):
+    return any("\u4e00" <= ch <= "\u9fff" for label in labels for ch in label)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_without_a_chinese_font_the_figures_fall_back_cleanly(language):
+    font, labels, warnings = render_plots(language, no_cjk=True)
+    assert font is None and warnings == []
+    assert labels and not has_chinese(labels)
+
+
+@pytest.mark.slow
+def test_with_a_chinese_font_the_figures_speak_chinese_without_missing_glyphs():
+    font, labels, warnings = render_plots("zh", no_cjk=False)
+    if font is None:
+        pytest.skip("no font with Chinese glyphs on this machine (CI installs fonts-wqy-microhei)")
+    assert warnings == [] and has_chinese(labels)
+    _, english, english_warnings = render_plots("en", no_cjk=False)
+    assert english_warnings == [] and "who lends" in " ".join(english)
