@@ -13,6 +13,12 @@ from .hidden_checks import QUIZ_KEY
 
 WRONG_ANSWER = next(c for c in "ABCD" if c != QUIZ_KEY["quiz_1"])
 QUIZ_ANSWERS = {f"answer_{q}": f"{q} = {key!r}" for q, key in QUIZ_KEY.items()}
+WRITTEN_ANSWERS = {  # a student's own words for the optional written answers
+    "written_1": "一个 softmax 只能给出一组比例，三份 V 混在一起，就分不清谁借出、谁借到。",
+    "written_2": "Each head's output is put side by side, head 1 first, then W_o mixes them.",
+    "written_3": "没有人指定，训练时每个头自己调整出分工。",
+    "written_4": "8 heads of 64 numbers make 512 in total, like one head of 512.",
+}
 
 
 def reference_body(function):
@@ -34,6 +40,7 @@ def sample_answers():
         "dot_product", "attention_scores", "softmax", "attention", "split_heads",
         "concat_heads", "output_projection", "multi_head_attention")}
     everything.update(QUIZ_ANSWERS)
+    everything.update(WRITTEN_ANSWERS)
     partly = dict(everything)
     partly["answer_softmax"] = _edited(  # forgets to subtract the maximum
         "softmax", "shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x")

@@ -126,7 +126,8 @@ def submissions(count):
         name, answers = samples[index % len(samples)]
         # The notebook's cell order, then any extra cells, as tests/conftest.py does.
         cells = [(cell_id, answers[cell_id]) for cell_id in ANSWER_ORDER if cell_id in answers]
-        cells += [(cell_id, src) for cell_id, src in answers.items() if cell_id not in ANSWER_ORDER]
+        cells += [(cell_id, src) for cell_id, src in answers.items()
+                  if cell_id not in ANSWER_ORDER and not cell_id.startswith("written_")]
         chosen.append((f"{name}_{index // len(samples):02d}", cells))
     return chosen
 

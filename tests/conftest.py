@@ -24,7 +24,8 @@ def reference_answers():
 def grade_answers(answers, seed=1, **kwargs):
     """Grade a dict {answer cell id: source}, in the notebook's cell order."""
     cells = [(cell_id, answers[cell_id]) for cell_id in ANSWER_ORDER if cell_id in answers]
-    cells += [(cell_id, src) for cell_id, src in answers.items() if cell_id not in ANSWER_ORDER]
+    cells += [(cell_id, src) for cell_id, src in answers.items()
+              if cell_id not in ANSWER_ORDER and not cell_id.startswith("written_")]
     return grade_cells(cells, seed=seed, **kwargs)
 
 

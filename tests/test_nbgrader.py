@@ -63,3 +63,22 @@ def test_feedback_is_generated(course, autograded):
     nbgrader(course, "generate_feedback", "mha", "--force")
     html = (course / "feedback" / "bob_partly_correct" / "mha" / "mha.html").read_text("utf-8")
     assert "split_heads: matches the reference on random inputs" in html
+
+
+def test_nbgrader_validate_passes_a_finished_notebook_and_fails_an_untouched_one(course, tmp_path):
+    import nbformat
+
+    from autograder.sample_class import fill, sample_answers
+
+    import shutil
+
+    student = tmp_path / "mha"
+    shutil.copytree(course / "assignments" / "mha", student)
+    release = student / "mha.ipynb"
+    finished = student / "finished.ipynb"
+    nbformat.write(fill(nbformat.read(str(release), as_version=4),
+                        sample_answers()["alice_correct"]), str(finished))
+    assert "Success! Your notebook passes all the tests." in nbgrader(
+        student, "validate", str(finished)).stdout
+    untouched = nbgrader(student, "validate", str(release)).stdout
+    assert "VALIDATION FAILED" in untouched and "Traceback" not in untouched
