@@ -50,15 +50,20 @@ def test_the_reference_passes_and_exits_zero(numpy_only_python, tmp_path):
     assert "9 of 9 parts pass" in done.stdout
 
 
-def test_one_finished_function_passes_while_the_rest_fail(tmp_path):
-    shutil.copytree(RELEASE, tmp_path / "s")
-    path = tmp_path / "s" / "mha.ipynb"
-    notebook = nbformat.read(str(path), as_version=4)
+def release_with_softmax(folder, source):
+    """A copy of the release whose saved notebook has ``source`` in softmax's answer cell."""
+    shutil.copytree(RELEASE, folder)
+    notebook = nbformat.read(str(folder / "mha.ipynb"), as_version=4)
     for cell in notebook.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_softmax":
-            cell.source = reference_body("softmax")
-    nbformat.write(notebook, str(path))
-    done = run_selfcheck(sys.executable, tmp_path / "s")
+            cell.source = source
+    nbformat.write(notebook, str(folder / "mha.ipynb"))
+    return folder
+
+
+def test_one_finished_function_passes_while_the_rest_fail(tmp_path):
+    folder = release_with_softmax(tmp_path / "s", reference_body("softmax"))
+    done = run_selfcheck(sys.executable, folder)
     assert done.returncode == 1
     softmax_row = next(line for line in done.stdout.splitlines() if line.startswith("softmax"))
     assert "passed" in softmax_row
@@ -66,14 +71,8 @@ def test_one_finished_function_passes_while_the_rest_fail(tmp_path):
 
 
 def test_a_wrong_function_names_the_failing_check(tmp_path):
-    shutil.copytree(RELEASE, tmp_path / "s")
-    path = tmp_path / "s" / "mha.ipynb"
-    notebook = nbformat.read(str(path), as_version=4)
-    for cell in notebook.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer_softmax":
-            cell.source = "def softmax(x, axis=-1):\n    return np.exp(x) / np.exp(x).sum()\n"
-    nbformat.write(notebook, str(path))
-    done = run_selfcheck(sys.executable, tmp_path / "s")
+    wrong = "def softmax(x, axis=-1):\n    return np.exp(x) / np.exp(x).sum()\n"
+    done = run_selfcheck(sys.executable, release_with_softmax(tmp_path / "s", wrong))
     softmax_row = next(line for line in done.stdout.splitlines() if line.startswith("softmax"))
     assert "failed" in softmax_row and "softmax:" in softmax_row
     # Failures come first in the table.
