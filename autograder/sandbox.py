@@ -1,21 +1,20 @@
 """Running a submission's code in a separate, limited child process.
 
 The grading process never runs student code. It starts one child per submission
-(``child_runtime.py`` under ``python -I``), hands it the answer cells, and then calls
-the student's functions through a pipe with plain arrays. Everything the child sends
-is data: .npy bytes read with ``allow_pickle=False`` and JSON.
+(``child_runtime.py`` under ``python -I -S``, confined by ``child_launcher.py`` as
+``confinement.py`` plans it), hands it the code cells, and then calls the student's
+functions through a pipe with plain arrays. Everything the child sends is data: .npy
+bytes read with ``allow_pickle=False`` and JSON.
 """
 
 import io
 import json
 import os
-import resource
 import secrets
 import select
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
