@@ -82,3 +82,21 @@ def test_nbgrader_validate_passes_a_finished_notebook_and_fails_an_untouched_one
         student, "validate", str(finished)).stdout
     untouched = nbgrader(student, "validate", str(release)).stdout
     assert "VALIDATION FAILED" in untouched and "Traceback" not in untouched
+
+
+def test_the_english_release_grades_to_the_same_scores(course, autograded, tmp_path):
+    import nbformat
+
+    from autograder.sample_class import fill, sample_answers
+
+    english = nbformat.read(str(course / "assignments" / "mha_en" / "mha.ipynb"), as_version=4)
+    for student, answers in sample_answers().items():
+        path = course / "submitted" / student / "mha_en" / "mha.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(fill(english, answers), str(path))
+    nbgrader(course, "autograde", "mha_en", "--force", "--IsolatedAutograde.seed=11")
+    nbgrader(course, "export", "--to", "both_languages.csv")
+    with open(course / "both_languages.csv", newline="", encoding="utf-8") as handle:
+        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
+                  if row["assignment"] == "mha_en"}
+    assert scores == autograded
