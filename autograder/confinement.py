@@ -6,6 +6,7 @@ the result records which layers were in force. Set ``MHAKIT_SANDBOX=plain`` to f
 the plain plan.
 """
 
+import fcntl
 import json
 import os
 import subprocess
@@ -33,21 +34,30 @@ JAIL_LAYERS = ["unprivileged uid of its own, process limit", "mount namespace: o
 
 
 class UidPool:
-    """One uid per running child: RLIMIT_NPROC counts processes per uid."""
+    """One uid per running child: RLIMIT_NPROC counts processes per uid, so two children
+    must never share one, not even children of two grading runs on the same machine.
+    A uid is held by an exclusive lock on a file of its own."""
 
-    def __init__(self, base=UID_BASE):
-        self.base, self.used, self.lock = base, set(), threading.Lock()
+    def __init__(self, base=UID_BASE, folder=Path(tempfile.gettempdir()) / "mhakit-uids"):
+        self.base, self.folder, self.lock = base, folder, threading.Lock()
 
     @contextmanager
     def take(self):
+        self.folder.mkdir(mode=0o700, exist_ok=True)
         with self.lock:
-            uid = next(u for u in range(self.base, self.base + 10_000) if u not in self.used)
-            self.used.add(uid)
+            for uid in range(self.base, self.base + 10_000):
+                handle = open(self.folder / str(uid), "a")
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    handle.close()
+            else:
+                raise RuntimeError("no free uid for a grading child")
         try:
             yield uid
         finally:
-            with self.lock:
-                self.used.discard(uid)
+            handle.close()  # closing the file releases the lock
 
 
 UIDS = UidPool()
@@ -117,18 +127,27 @@ def jail_works(limits):
     return _JAIL_WORKS
 
 
+JAIL_PROBLEM = []  # why the jail could not be built here, when it could not
+
+
 def _probe(limits):
     if sys.platform != "linux" or os.geteuid() != 0:
+        JAIL_PROBLEM.append("not root on Linux")
         return False
     probe = "import sys; sys.path.insert(0, sys.argv[-1]); import numpy; print(numpy.ones(2).sum())"
-    root = tempfile.mkdtemp(prefix="mhakit-jail-")
-    try:
-        with UIDS.take() as uid:
-            config = plan("jail", limits, probe, [], {"LANG": "C.UTF-8"}, uid=uid, root=root)
-            done = subprocess.run(launcher_command(config), capture_output=True, text=True,
-                                  timeout=60)
-        return done.returncode == 0 and done.stdout.strip() == "2.0"
-    except (OSError, subprocess.SubprocessError):
-        return False
-    finally:
-        os.rmdir(root)
+    env = {"LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    for _attempt in range(2):  # once more, in case the machine was only busy
+        root = tempfile.mkdtemp(prefix="mhakit-jail-")
+        try:
+            with UIDS.take() as uid:
+                config = plan("jail", limits, probe, [], env, uid=uid, root=root)
+                done = subprocess.run(launcher_command(config), capture_output=True, text=True,
+                                      timeout=60)
+            if done.returncode == 0 and done.stdout.strip() == "2.0":
+                return True
+            JAIL_PROBLEM.append((done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])
+        except (OSError, subprocess.SubprocessError) as error:
+            JAIL_PROBLEM.append(f"{type(error).__name__}: {error}")
+        finally:
+            os.rmdir(root)
+    return False

@@ -124,7 +124,10 @@ def test_tampering_is_flagged_in_the_gradebook(corpus_course):
             if attack.unreadable:
                 continue
             submission = gradebook.find_submission("mha", attack.name)
-            flagged = submission.needs_manual_grade
+            # Written answers always wait for a person; the autograded test cells are
+            # flagged only when something was tampered with.
+            flagged = any(grade.needs_manual_grade for nb in submission.notebooks
+                          for grade in nb.grades if grade.name.startswith("test_"))
             comments = " ".join(c.auto_comment or "" for nb in submission.notebooks
                                 for c in nb.comments)
             assert flagged == attack.tampering, attack.name
@@ -219,3 +222,11 @@ def test_without_root_or_namespaces_grading_degrades_and_says_so(tmp_path):
     assert score == 100 - FULL["softmax"]
     assert not any("namespace" in layer for layer in layers)
     assert any("-I -S" in layer for layer in layers)
+
+
+@pytest.mark.skipif(not os.environ.get("CI"), reason="CI runs as root on Linux; elsewhere "
+                    "the jail may rightly be unavailable")
+def test_in_ci_the_jail_is_in_force():
+    from autograder.confinement import JAIL_PROBLEM
+
+    assert JAILED, f"the jail could not be built: {JAIL_PROBLEM}"
