@@ -1,17 +1,18 @@
 """The program that runs inside the grading child process, next to the student's code.
 
-The parent passes this file's text to ``python -I -c``, so the child never imports
+The parent passes this file's text to ``python -I -S -c``, so the child never imports
 the ``autograder`` package; it imports numpy and the standard library only. The parent
-trusts nothing it says: it sends arrays as .npy bytes, reads arrays back with
-``allow_pickle=False``, and compares results itself.
+trusts nothing it says: it accepts only JSON and arrays of plain numeric dtypes, and
+compares results itself.
 
-Protocol: every message is a JSON header frame followed by ``header["arrays"]`` frames
-of .npy bytes; a frame is an 8-byte big-endian length and then its bytes.
+Protocol: every message is a JSON header frame, then, if the header lists arrays, one
+frame holding their raw bytes; a frame is an 8-byte big-endian length and its bytes.
 """
 
-import io
 import json
+import math
 import os
+import re
 import struct
 import sys
 
@@ -34,12 +35,6 @@ def read_exact(fd, size):
     return b"".join(chunks)
 
 
-def write_frame(fd, data):
-    data = struct.pack(">Q", len(data)) + data
-    while data:
-        data = data[os.write(fd, data):]
-
-
 def read_frame(fd):
     (size,) = struct.unpack(">Q", read_exact(fd, 8))
     if size > MAX_FRAME:
@@ -47,20 +42,58 @@ def read_frame(fd):
     return read_exact(fd, size)
 
 
+# An array crosses as its dtype and shape (in the JSON header) and its raw bytes. Only
+# plain numeric dtypes are accepted, so nothing that arrives can hold Python objects.
+PLAIN_DTYPE = re.compile(r"^[<>|=]?[biufc][1-9][0-9]?$")
+
+
+def pack(header, arrays=()):
+    """The bytes of one message: a JSON header frame, then one frame with every array."""
+    header = dict(header, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
+    message = frame(json.dumps(header).encode("utf-8"))
+    if arrays:
+        message += frame(b"".join(np.ascontiguousarray(a).tobytes() for a in arrays))
+    return message
+
+
+def unpack_arrays(layout, data):
+    """Rebuild the arrays a header announces; ValueError for anything malformed."""
+    if not isinstance(layout, list) or len(layout) > 100_000:
+        raise ValueError("bad array layout")
+    arrays, offset = [], 0
+    for item in layout:
+        dtype_name, shape = item
+        if not isinstance(dtype_name, str) or not PLAIN_DTYPE.match(dtype_name):
+            raise ValueError("not a plain numeric dtype")
+        if not isinstance(shape, list) or len(shape) > 32 or not all(
+                type(n) is int and n >= 0 for n in shape):
+            raise ValueError("bad shape")
+        dtype = np.dtype(dtype_name)
+        size = math.prod(shape) * dtype.itemsize
+        if offset + size > len(data):
+            raise ValueError("truncated array data")
+        chunk = data[offset:offset + size]
+        arrays.append(np.frombuffer(chunk, dtype=dtype).reshape(shape).copy())
+        offset += size
+    if offset != len(data):
+        raise ValueError("extra array data")
+    return arrays
+
+
+def frame(data):
+    return struct.pack(">Q", len(data)) + data
+
+
 def send(fd, header, arrays=()):
-    header = dict(header, arrays=len(arrays))
-    write_frame(fd, json.dumps(header).encode("utf-8"))
-    for array in arrays:
-        buffer = io.BytesIO()
-        np.save(buffer, array, allow_pickle=False)
-        write_frame(fd, buffer.getvalue())
+    data = pack(header, arrays)
+    while data:
+        data = data[os.write(fd, data):]
 
 
 def receive(fd):
     header = json.loads(read_frame(fd).decode("utf-8"))
-    arrays = [np.load(io.BytesIO(read_frame(fd)), allow_pickle=False)
-              for _ in range(header.get("arrays", 0))]
-    return header, arrays
+    layout = header.get("arrays") or []
+    return header, unpack_arrays(layout, read_frame(fd) if layout else b"")
 
 
 def encode(value, arrays):
@@ -148,11 +181,10 @@ class Guard:
 class Child:
     def __init__(self, rfd, wfd):
         import builtins
-        import numpy.lib.format
 
         self.rfd, self.wfd = rfd, wfd
         self.namespace = {"__name__": "__student__"}
-        self.guard = Guard([builtins, sys, os, io, json, struct, np, numpy.lib.format,
+        self.guard = Guard([builtins, sys, os, json, struct, math, re, np,
                             sys.modules[__name__]])
 
     def load(self, request):
