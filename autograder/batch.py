@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-from .grading import GRADED_FUNCTIONS, grade_notebook
+from . import __version__
+from .grading import GRADED_FUNCTIONS, file_hash, grade_notebook, graders_hash
 
 CSV_COLUMNS = ("student", "total") + GRADED_FUNCTIONS + ("quiz", "status")
 
@@ -38,21 +39,29 @@ def write_atomically(path, text):
     os.replace(temporary, path)
 
 
-def grade_folder(folder, out, seed=None, jobs=None, quiet=False):
-    """Grade every submission; write <out>/<student>/results.json and <out>/grades.csv."""
+def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False):
+    """Grade every submission; write <out>/<student>/results.json and <out>/grades.csv.
+
+    A result already on disk is kept when it is for the same notebook, graded by the
+    same graders and kit version (and the same seed, when one is given): a run that was
+    stopped halfway resumes where it stopped. ``fresh`` regrades everything.
+    """
     submissions = find_submissions(folder)
     if not submissions:
         raise ValueError(f"no notebooks found under {folder}")
     out = Path(out)
-    jobs = jobs or os.cpu_count() or 1
-    results = {}
+    results = {} if fresh else {student: kept for student, path in submissions.items()
+                                if (kept := reusable(out / student / "results.json", path, seed))}
+    todo = {student: path for student, path in submissions.items() if student not in results}
     console = Console(stderr=True)
+    if results and not quiet:
+        console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to grade")
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, disable=quiet) as progress:
-        task = progress.add_task("grading", total=len(submissions))
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        task = progress.add_task("grading", total=len(todo))
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
             futures = {pool.submit(grade_notebook, path, seed): student
-                       for student, path in submissions.items()}
+                       for student, path in todo.items()}
             for future in as_completed(futures):
                 student = futures[future]
                 result = future.result()
@@ -61,6 +70,20 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False):
                 progress.advance(task)
     write_grades_csv(out / "grades.csv", results)
     return dict(sorted(results.items()))
+
+
+def reusable(results_path, notebook, seed):
+    """The earlier result for this notebook, if it still holds; else None."""
+    try:
+        result = json.loads(results_path.read_text(encoding="utf-8"))
+        extra = result["extra_data"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    same = (extra.get("submission_hash") == file_hash(notebook)
+            and extra.get("graders_hash") == graders_hash()
+            and extra.get("mhakit_version") == __version__
+            and (seed is None or extra.get("seed") == seed))
+    return result if same else None
 
 
 def grade_row(student, result):

@@ -137,13 +137,23 @@ def read_notebook(path):
     return data
 
 
+def file_hash(path):
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
 def grade_notebook(path, seed=None, limits=None):
     try:
         notebook = read_notebook(path)
         cells = graded_cells_of(notebook)
     except (OSError, ValueError) as error:
-        return unreadable(str(error), seed)
-    return grade_cells(cells, seed, limits, find_tampering(notebook))
+        result = unreadable(str(error), seed)
+    else:
+        result = grade_cells(cells, seed, limits, find_tampering(notebook))
+    result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
+    return result
 
 
 def grade_notebook_node(notebook, seed=None, limits=None, tampering=()):

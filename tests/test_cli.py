@@ -88,3 +88,30 @@ def test_the_demo_runs_end_to_end():
     alice = next(line for line in lines if "alice_correct" in line)
     carol = next(line for line in lines if "carol_unimplemented" in line)
     assert alice.split()[1] == "100" and carol.split()[1] == "0"
+
+
+def test_a_resumed_run_keeps_what_holds_and_matches_an_uninterrupted_one(course, tmp_path):
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    submitted = course / "submitted"
+    assert mhakit("grade", str(submitted), "--out", str(whole), "--seed", "4",
+                  "--quiet").returncode == 0
+    # A run stopped after two students: their results are on disk, the rest are not.
+    for student in ("alice_correct", "carol_unimplemented"):
+        (resumed / student).mkdir(parents=True)
+        kept = json.loads((whole / student / "results.json").read_text(encoding="utf-8"))
+        kept["extra_data"]["kept_from_the_first_run"] = True
+        (resumed / student / "results.json").write_text(json.dumps(kept), encoding="utf-8")
+    done = mhakit("grade", str(submitted), "--out", str(resumed), "--seed", "4", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "2 earlier results still hold, 2 to grade" in done.stderr
+    again = json.loads(done.stdout)
+    assert again["alice_correct"]["extra_data"].get("kept_from_the_first_run")
+    assert not again["bob_partly_correct"]["extra_data"].get("kept_from_the_first_run")
+    for student, result in again.items():
+        first = json.loads((whole / student / "results.json").read_text(encoding="utf-8"))
+        assert result["tests"] == first["tests"] and result["score"] == first["score"]
+    assert (resumed / "grades.csv").read_text() == (whole / "grades.csv").read_text()
+    # Another seed, or --fresh, grades everything again.
+    other = json.loads(mhakit("grade", str(submitted), "--out", str(resumed), "--seed", "5",
+                              "--json", "--quiet").stdout)
+    assert not any(r["extra_data"].get("kept_from_the_first_run") for r in other.values())
