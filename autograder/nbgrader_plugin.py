@@ -125,7 +125,7 @@ class FlagTampering(NbGraderPreprocessor):
         info = resources.get("mhakit") or {}
         problems = list(info.get("tampering") or [])
         if info.get("status") in ("unreadable", "grading failed"):
-            problems.append(f"mha-kit: {info['status']}")
+            problems.append(info["status"])
         if not problems:
             return nb, resources
         ids = resources["nbgrader"]
