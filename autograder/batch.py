@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 
 from . import __version__
 from .grading import GRADED_FUNCTIONS, file_hash, grade_notebook, graders_hash
+from .report import write_report
 
 CSV_COLUMNS = ("student", "total") + GRADED_FUNCTIONS + ("quiz", "status")
 
@@ -40,7 +41,7 @@ def write_atomically(path, text):
 
 
 def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False):
-    """Grade every submission; write <out>/<student>/results.json and <out>/grades.csv.
+    """Grade every submission; write <out>/<student>/results.json, grades.csv and a report.
 
     A result already on disk is kept when it is for the same notebook, graded by the
     same graders and kit version (and the same seed, when one is given): a run that was
@@ -69,6 +70,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False):
                 results[student] = result
                 progress.advance(task)
     write_grades_csv(out / "grades.csv", results)
+    write_report(results, out)
     return dict(sorted(results.items()))
 
 

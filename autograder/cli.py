@@ -10,6 +10,7 @@ def _grade(args):
     from .batch import grade_folder
     from .demo import grade_table, wide_console
     from .grading import grade_notebook
+    from .report import score_histogram, text_histogram
 
     paths = [Path(p) for p in args.paths]
     missing = [str(p) for p in paths if not p.exists()]
@@ -35,7 +36,10 @@ def _grade(args):
         print(json.dumps(results, indent=1, ensure_ascii=False))
     elif not args.quiet:
         wide_console().print(grade_table(results))
-    print(f"wrote {args.out}/<student>/results.json and {args.out}/grades.csv", file=sys.stderr)
+    if not args.quiet:
+        print(text_histogram(score_histogram(results)), file=sys.stderr)
+    print(f"wrote {args.out}/<student>/results.json, {args.out}/grades.csv and "
+          f"{args.out}/report.md", file=sys.stderr)
     return 0
 
 

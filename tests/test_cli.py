@@ -115,3 +115,21 @@ def test_a_resumed_run_keeps_what_holds_and_matches_an_uninterrupted_one(course,
     other = json.loads(mhakit("grade", str(submitted), "--out", str(resumed), "--seed", "5",
                               "--json", "--quiet").stdout)
     assert not any(r["extra_data"].get("kept_from_the_first_run") for r in other.values())
+
+
+def test_a_class_report_comes_with_every_folder_run(course, tmp_path):
+    out = tmp_path / "out"
+    done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6", "--json")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert f"Class report: {len(results)} submissions" in report
+    with open(out / "checks.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["check"]: row for row in csv.DictReader(handle)}
+    failed_split = sum(t["status"] == "failed" for r in results.values() for t in r["tests"]
+                       if t["name"] == "split_heads: matches the reference on random inputs")
+    assert int(rows["split_heads: matches the reference on random inputs"]["failed"]) == failed_split
+    counts = [int(line.split()[-1]) for line in report.split("```")[1].strip().splitlines()]
+    assert sum(counts) == len(results)
+    assert (out / "scores.png").stat().st_size > 1000
+    assert "█" in done.stderr  # the same histogram, in the terminal

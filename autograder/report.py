@@ -1,0 +1,79 @@
+"""The class at a glance, after grading: which checks fail most, and how scores spread.
+
+Written next to the results as ``report.md``, ``checks.csv`` and ``scores.png``. The
+terminal gets the same histogram as text.
+"""
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+BINS = [(low, low + 10) for low in range(0, 100, 10)]  # the last bin holds 100 too
+
+
+def check_failures(results):
+    """[(check name, failed, not implemented, passed)], most often failed first."""
+    counts = {}
+    for result in results.values():
+        for test in result.get("tests", []):
+            row = counts.setdefault(test["name"], Counter())
+            row[test["status"]] += 1
+    rows = [(name, c["failed"], c["not yet implemented"], c["passed"]) for name, c in counts.items()]
+    return sorted(rows, key=lambda row: (-row[1], -row[2], row[0]))
+
+
+def score_histogram(results):
+    """[(low, high, count)] in bins of 10 points; 100 falls in the last bin."""
+    scores = [result["score"] for result in results.values()]
+    return [(low, high, sum(low <= s < high or (high == 100 and s == 100) for s in scores))
+            for low, high in BINS]
+
+
+def text_histogram(histogram, width=40):
+    top = max((count for _, _, count in histogram), default=0) or 1
+    return "\n".join(f"{low:3d}–{high:<3d} {'█' * round(width * count / top):<{width}} {count}"
+                     for low, high, count in histogram)
+
+
+def write_report(results, out):
+    """Write report.md, checks.csv and (with matplotlib) scores.png; return report.md."""
+    out = Path(out)
+    failures = check_failures(results)
+    histogram = score_histogram(results)
+    with open(out / "checks.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["check", "failed", "not_implemented", "passed"])
+        writer.writerows(failures)
+    picture = _plot(histogram, out / "scores.png")
+    scores = sorted(result["score"] for result in results.values())
+    lines = [f"# Class report: {len(results)} submissions", "",
+             f"Median score {scores[len(scores) // 2]:g}, lowest {scores[0]:g}, "
+             f"highest {scores[-1]:g} (auto-graded points out of 100).", "",
+             "## Score distribution", "", "```", text_histogram(histogram), "```", ""]
+    if picture:
+        lines += ["![score distribution](scores.png)", ""]
+    lines += ["## Checks that fail most often", "",
+              "| check | failed | not implemented | passed |", "|---|---|---|---|"]
+    lines += [f"| {name} | {failed} | {missing} | {passed} |"
+              for name, failed, missing, passed in failures if failed or missing]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _plot(histogram, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # the report still has its text histogram
+        return None
+    figure, ax = plt.subplots(figsize=(6, 3), layout="constrained")
+    ax.bar([f"{low}–{high}" for low, high, _ in histogram], [c for _, _, c in histogram],
+           color="#4c72b0")
+    ax.set_xlabel("auto-graded score")
+    ax.set_ylabel("submissions")
+    ax.tick_params(axis="x", labelrotation=45)
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
