@@ -25,6 +25,7 @@ NUMPY_DIRS = [p for p in (Path(numpy.__file__).parent,
                           Path(numpy.__file__).parent.with_name("numpy.libs")) if p.is_dir()]
 JAIL_SITE = "/site"
 UID_BASE = 64000
+UID_LOCKS = Path(tempfile.gettempdir()) / "mhakit-uids"
 
 COMMON_LAYERS = ["separate process, started fresh", "resource limits (CPU, memory, file size)",
                  "wall-clock timeout per call", "interpreter without site-packages (-I -S)"]
@@ -38,7 +39,7 @@ class UidPool:
     must never share one, not even children of two grading runs on the same machine.
     A uid is held by an exclusive lock on a file of its own."""
 
-    def __init__(self, base=UID_BASE, folder=Path(tempfile.gettempdir()) / "mhakit-uids"):
+    def __init__(self, base=UID_BASE, folder=UID_LOCKS):
         self.base, self.folder, self.lock = base, folder, threading.Lock()
 
     @contextmanager
