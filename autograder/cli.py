@@ -58,6 +58,13 @@ def _build(args):
     return 0
 
 
+def _gradescope(args):
+    from .gradescope import build_zip
+
+    print(f"wrote {build_zip(args.out)}", file=sys.stderr)
+    return 0
+
+
 def _demo(args):
     from .demo import main as demo
     return demo(keep=args.keep, seed=args.seed)
@@ -82,6 +89,10 @@ def parser():
     build.add_argument("--course", default=".", help="the course folder (default: .)")
     build.add_argument("--source-only", action="store_true", help="skip generate_assignment")
     build.set_defaults(run=_build)
+
+    gradescope = commands.add_parser("gradescope", help="build Gradescope's autograder.zip")
+    gradescope.add_argument("--out", default="autograder.zip", help="where to write the zip")
+    gradescope.set_defaults(run=_gradescope)
 
     demo = commands.add_parser("demo", help="release, self-check and grade a sample class")
     demo.add_argument("--keep", metavar="DIR", help="build the demo course here and keep it")
