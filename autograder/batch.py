@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from . import __version__
-from .grading import GRADED_FUNCTIONS, file_hash, grade_notebook, graders_hash
+from .grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
+                      graders_hash)
 from .report import write_report
 
 CSV_COLUMNS = ("student", "total") + GRADED_FUNCTIONS + ("quiz", "status")
@@ -40,12 +41,13 @@ def write_atomically(path, text):
     os.replace(temporary, path)
 
 
-def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False):
+def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, dask=None):
     """Grade every submission; write <out>/<student>/results.json, grades.csv and a report.
 
     A result already on disk is kept when it is for the same notebook, graded by the
     same graders and kit version (and the same seed, when one is given): a run that was
-    stopped halfway resumes where it stopped. ``fresh`` regrades everything.
+    stopped halfway resumes where it stopped. ``fresh`` regrades everything. ``dask``, a
+    scheduler's address, spreads the grading over a Dask cluster instead of local threads.
     """
     submissions = find_submissions(folder)
     if not submissions:
@@ -60,18 +62,33 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False):
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, disable=quiet) as progress:
         task = progress.add_task("grading", total=len(todo))
-        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-            futures = {pool.submit(grade_notebook, path, seed): student
-                       for student, path in todo.items()}
-            for future in as_completed(futures):
-                student = futures[future]
-                result = future.result()
-                write_atomically(out / student / "results.json", json.dumps(result, indent=1))
-                results[student] = result
-                progress.advance(task)
+        for student, result in graded(todo, seed, jobs, dask):
+            write_atomically(out / student / "results.json", json.dumps(result, indent=1))
+            results[student] = result
+            progress.advance(task)
     write_grades_csv(out / "grades.csv", results)
     write_report(results, out)
     return dict(sorted(results.items()))
+
+
+def graded(todo, seed, jobs, dask):
+    """(student, result) pairs as they finish, from local threads or a Dask cluster."""
+    if dask:
+        try:
+            from dask.distributed import Client, as_completed as finished
+        except ImportError:
+            raise ValueError("--dask needs dask.distributed: pip install 'mha-kit[dask]'") from None
+        with Client(dask) as client:
+            futures = {client.submit(grade_notebook_bytes, path.name, path.read_bytes(), seed,
+                                     pure=False): student for student, path in todo.items()}
+            for future in finished(futures):
+                yield futures[future], future.result()
+        return
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        futures = {pool.submit(grade_notebook, path, seed): student
+                   for student, path in todo.items()}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
 
 
 def reusable(results_path, notebook, seed):

@@ -28,7 +28,7 @@ def _grade(args):
             return 2
         try:
             results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
-                                        quiet=args.quiet, fresh=args.fresh))
+                                        quiet=args.quiet, fresh=args.fresh, dask=args.dask))
         except ValueError as error:
             print(f"mhakit grade: {error}", file=sys.stderr)
             return 2
@@ -81,6 +81,8 @@ def parser():
     grade.add_argument("--jobs", type=int, help="parallel submissions (default: all cores)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     grade.add_argument("--json", action="store_true", help="all results as JSON on stdout")
+    grade.add_argument("--dask", metavar="ADDRESS",
+                       help="grade on a Dask cluster, e.g. tcp://scheduler:8786")
     grade.add_argument("--fresh", action="store_true",
                        help="regrade everything, even results that still hold")
     grade.set_defaults(run=_grade)

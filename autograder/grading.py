@@ -156,6 +156,15 @@ def grade_notebook(path, seed=None, limits=None):
     return result
 
 
+def grade_notebook_bytes(name, data, seed=None):
+    """For a grading machine that does not share the submissions' folder (Dask)."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="mhakit-remote-") as folder:
+        path = Path(folder) / Path(name).name
+        path.write_bytes(data)
+        return grade_notebook(path, seed)
+
+
 def grade_notebook_node(notebook, seed=None, limits=None, tampering=()):
     """For the nbgrader preprocessor, which holds the notebook in memory."""
     try:

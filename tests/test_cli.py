@@ -133,3 +133,23 @@ def test_a_class_report_comes_with_every_folder_run(course, tmp_path):
     assert sum(counts) == len(results)
     assert (out / "scores.png").stat().st_size > 1000
     assert "█" in done.stderr  # the same histogram, in the terminal
+
+
+def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
+    distributed = pytest.importorskip("dask.distributed",
+                                      reason="dask is an optional extra: pip install '.[dask]'")
+    from autograder.batch import grade_folder
+
+    local = grade_folder(course / "submitted", tmp_path / "local", seed=9, quiet=True)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        remote = grade_folder(course / "submitted", tmp_path / "remote", seed=9, quiet=True,
+                              dask=cluster.scheduler_address)
+    assert set(remote) == set(local)
+    for student in local:
+        assert remote[student]["score"] == local[student]["score"]
+        assert remote[student]["tests"] == local[student]["tests"]
+        assert remote[student]["extra_data"]["submission_hash"] == \
+            local[student]["extra_data"]["submission_hash"]
+    assert (tmp_path / "remote" / "grades.csv").read_text() == \
+        (tmp_path / "local" / "grades.csv").read_text()
