@@ -113,6 +113,25 @@ def plan(mode, limits, runtime_source, fds, base_env, uid=None, root=None, scrat
             "env": base_env}
 
 
+def zygote_plan(mode, limits, env, uid=None, root=None, scratch=None):
+    """The plan for a child forked from the zygote (child_zygote.py), which has already
+    imported numpy: the jail binds Python and numpy at the paths they have on the host,
+    so that modules imported later (numpy loads some lazily) are found at the same place."""
+    rlimits = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes,
+               "core": 0, "nofile": 64}
+    if mode != "jail":
+        return {"mode": "plain", "scratch": str(scratch), "limits": rlimits, "env": env}
+    links, standard = _links_and_binds()
+    binds = [(source, target) for source, target in standard  # /lib and the like, where
+             if source == target and source.count("/") == 1]  # they are not symlinks
+    binds += [(str(PYTHON_PREFIX), str(PYTHON_PREFIX))]
+    binds += [(str(d), str(d)) for d in NUMPY_DIRS]
+    binds += [(f"/dev/{name}", f"/dev/{name}") for name in ("null", "zero", "urandom")]
+    return {"mode": "jail", "root": str(root), "uid": uid, "links": links, "binds": binds,
+            "tmpfs_bytes": limits.scratch_bytes, "limits": dict(rlimits, nproc=limits.processes),
+            "env": dict(env, HOME="/scratch", TMPDIR="/tmp", PATH="/usr/bin:/bin")}
+
+
 def launcher_command(config):
     return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE, json.dumps(config)]
 

@@ -12,9 +12,11 @@ import os
 import secrets
 import select
 import shutil
+import socket
 import struct
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,23 +78,31 @@ class ChildProcess:
         to_child_r, self.to_child = os.pipe()
         self.from_child, from_child_w = os.pipe()
         fds = (to_child_r, from_child_w)
-        if confinement.jail_works(limits):
+        jailed = confinement.jail_works(limits)
+        where = {}
+        if jailed:
             self.uid_lease = confinement.UIDS.take()
-            uid = self.uid_lease.__enter__()
-            root = self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))
-            config = confinement.plan("jail", limits, RUNTIME_SOURCE, fds, child_environment(),
-                                      uid=uid, root=root)
+            where = {"uid": self.uid_lease.__enter__(),
+                     "root": self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))}
             self.layers = confinement.COMMON_LAYERS + confinement.JAIL_LAYERS
         else:
-            scratch = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
-            site = self._folder(confinement.numpy_only_site())
-            config = confinement.plan("plain", limits, RUNTIME_SOURCE, fds, child_environment(),
-                                      scratch=scratch, site=site)
+            where = {"scratch": self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))}
             self.layers = confinement.COMMON_LAYERS + ["scratch folder (grader's own user)"]
             self.layers += [f"no jail here: {problem}" for problem in confinement.JAIL_PROBLEM[-1:]]
-        self.process = subprocess.Popen(
-            confinement.launcher_command(config), pass_fds=fds, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        mode = "jail" if jailed else "plain"
+        zygote = Zygote.shared()
+        if zygote is not None:
+            config = confinement.zygote_plan(mode, limits, child_environment(), **where)
+            self.process = zygote.spawn(config, fds)
+            self.layers.append("forked from a warm parent that has imported only numpy")
+        else:
+            if not jailed:
+                where["site"] = self._folder(confinement.numpy_only_site())
+            config = confinement.plan(mode, limits, RUNTIME_SOURCE, fds, child_environment(),
+                                      **where)
+            self.process = subprocess.Popen(
+                confinement.launcher_command(config), pass_fds=fds, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)
 
@@ -132,6 +142,8 @@ class ChildProcess:
             header = json.loads(self._frame(deadline).decode("utf-8"))
             if not isinstance(header, dict):
                 raise ValueError("not an object")
+            if header.get("op") == "exited":  # written by the zygote's waiter
+                raise ChildGone(describe_code(header.get("code")))
             layout = header.get("arrays") or []
             arrays = unpack_arrays(layout, self._frame(deadline) if layout else b"")
         except ChildGone:
@@ -145,10 +157,7 @@ class ChildProcess:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return "stopped answering"
-        signal_number = -code if code < 0 else code - 128 if code > 128 else 0
-        if signal_number:
-            return f"was killed by signal {signal_number} (out of memory or CPU time?)"
-        return f"ended the Python process (exit code {code})"
+        return describe_code(code)
 
     def close(self):
         if self.process.poll() is None:
@@ -156,7 +165,7 @@ class ChildProcess:
                 os.killpg(self.process.pid, 9)
             except OSError:
                 self.process.kill()
-        self.process.wait()
+            self.process.wait()
         for fd in (self.to_child, self.from_child):
             try:
                 os.close(fd)
@@ -167,6 +176,82 @@ class ChildProcess:
         if self.uid_lease is not None:
             self.uid_lease.__exit__(None, None, None)
             self.uid_lease = None
+
+
+def describe_code(code):
+    if not isinstance(code, int):
+        return "ended the Python process"
+    signal_number = -code if code < 0 else code - 128 if code > 128 else 0
+    if signal_number:
+        return f"was killed by signal {signal_number} (out of memory or CPU time?)"
+    return f"ended the Python process (exit code {code})"
+
+
+class ZygoteChild:
+    """A child forked by the zygote: not ours to wait for, but ours to kill."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def poll(self):
+        try:
+            os.kill(self.pid, 0)
+            return None
+        except ProcessLookupError:
+            return 0
+
+    def kill(self):
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout=2):
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.01)
+        return None  # the exit code arrives on the pipe instead
+
+
+class Zygote:
+    """One warm child_zygote.py per grading process, started on first use.
+
+    MHAKIT_ZYGOTE=0 turns it off: every child then starts Python afresh.
+    """
+
+    _shared, _lock = None, threading.Lock()
+
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        here = Path(__file__).parent
+        site = str(confinement.NUMPY_DIRS[0].parent)
+        self.process = subprocess.Popen(
+            [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "child_zygote.py"),
+             str(theirs.fileno()), site, str(here / "child_runtime.py"),
+             str(here / "child_launcher.py")],
+            pass_fds=[theirs.fileno()], env=child_environment(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        theirs.close()
+        self.socket, self.lock = ours, threading.Lock()
+
+    @classmethod
+    def shared(cls):
+        if os.environ.get("MHAKIT_ZYGOTE") == "0" or not hasattr(socket, "send_fds"):
+            return None
+        with cls._lock:
+            if cls._shared is None or cls._shared.process.poll() is not None:
+                cls._shared = cls()
+            return cls._shared
+
+    def spawn(self, config, fds):
+        with self.lock:
+            socket.send_fds(self.socket, [json.dumps(config).encode()], list(fds))
+            reply = self.socket.recv(4096)
+        if not reply:
+            raise OSError("the zygote is gone")
+        return ZygoteChild(int(json.loads(reply)["pid"]))
 
 
 def _encode_all(args, kwargs):

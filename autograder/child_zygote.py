@@ -1,0 +1,91 @@
+"""A warm parent for grading children: numpy imported, nothing of the kit. Trusted code.
+
+Starting Python and importing numpy costs more than grading a whole submission, so the
+grader keeps one of these per grading run. It has imported numpy and read the child's
+runtime and the launcher's jail code from their files, and nothing else. For each
+submission the grader sends it a plan and two pipe ends over a Unix socket, and it forks:
+
+    zygote ── A (a root-owned waiter) ── B (the child: jailed, then serving the pipes)
+
+A enters the new namespaces and forks B, which becomes PID 1 there, builds the jail and
+drops root, then serves. When B ends, A writes B's exit status onto the reply pipe, so the
+grader can say what happened, and exits. The zygote reaps A. The zygote exits when the
+grader closes the socket.
+
+argv: control socket fd, the folder that holds numpy, runtime file, launcher file.
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+import types
+
+
+def load(path, name):
+    module = types.ModuleType(name)
+    with open(path, encoding="utf-8") as handle:
+        exec(compile(handle.read(), path, "exec"), module.__dict__)
+    sys.modules[name] = module
+    return module
+
+
+def exit_frame(runtime, status):
+    code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    return runtime.pack({"op": "exited", "code": code})
+
+
+def become_child(config, rfd, wfd, runtime, launcher):
+    """Runs in A. Never returns."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # A waits for B itself
+        launcher.die_with_parent()
+        os.setsid()
+        if config["mode"] == "jail":
+            launcher.enter_namespaces()
+        pid = os.fork()
+        if pid:
+            os.close(rfd)
+            _, status = os.waitpid(pid, 0)
+            os.write(wfd, exit_frame(runtime, status))
+            os._exit(0)
+        if config["mode"] == "jail":
+            launcher.build_jail(config)
+        else:
+            os.chdir(config["scratch"])
+        launcher.apply_limits(config)
+        launcher.die_with_parent()
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        os.environ.clear()
+        os.environ.update(config["env"])
+        runtime.Child(rfd, wfd).serve()
+    finally:
+        os._exit(0)
+
+
+def serve(control, runtime, launcher):
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters are reaped automatically
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1 << 20, 2)
+        except OSError:
+            return
+        if not message:
+            return  # the grader is gone
+        config = json.loads(message)
+        pid = os.fork()
+        if pid == 0:
+            control.close()
+            become_child(config, fds[0], fds[1], runtime, launcher)
+        for fd in fds:
+            os.close(fd)
+        control.send(json.dumps({"pid": pid}).encode())
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, sys.argv[2])
+    import numpy  # noqa: F401 - warm: every child starts with numpy imported
+
+    serve(socket.socket(fileno=int(sys.argv[1])), load(sys.argv[3], "mhakit_child_runtime"),
+          load(sys.argv[4], "mhakit_child_launcher"))
