@@ -15,6 +15,7 @@ import os
 import re
 import struct
 import sys
+import types
 
 if __name__ == "__main__" and len(sys.argv) > 3:
     sys.path.insert(0, sys.argv[3])  # the folder that holds numpy and nothing else
@@ -154,7 +155,10 @@ class Guard:
     @staticmethod
     def _set(module, state):
         namespace = vars(module)
-        for key in [k for k in namespace if k not in state]:
+        # New names go, except submodules loaded since (numpy imports np.fft and others on
+        # first use, and the import system would not set them on the package again).
+        for key in [k for k in namespace if k not in state
+                    and not isinstance(namespace[k], types.ModuleType)]:
             del namespace[key]
         namespace.update(state)
 

@@ -167,3 +167,18 @@ def test_results_follow_gradescopes_schema(reference_answers):
     extra = result["extra_data"]
     assert {"seed", "mhakit_version", "graders_hash", "isolation"} <= set(extra)
     assert extra["max_score"] == 100
+
+
+def test_modules_imported_late_still_load_in_the_child(reference_answers):
+    """numpy loads some submodules on first use, and students import the standard library:
+    both must be found inside the jail, where the child has only Python and numpy."""
+    late = ("import statistics, fractions\n"
+            "def softmax(x, axis=-1):\n"
+            "    np.fft.fft(np.ones(2)); np.polynomial.Polynomial([1, 2]); np.random.default_rng(0)\n"
+            "    statistics.mean([1, 2]); fractions.Fraction(1, 3)\n"
+            "    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n"
+            "    return e / np.sum(e, axis=axis, keepdims=True)\n")
+    result = grade_answers(dict(reference_answers, answer_softmax=late))
+    assert parts(result)["softmax"] == FULL["softmax"], [
+        t["output"] for t in result["tests"] if t["name"].startswith("softmax")][:2]
+    assert result["extra_data"]["load_errors"] == {}
