@@ -62,10 +62,11 @@ def build_jail(config):
     for link, target in config["links"]:
         os.symlink(target, os.path.join(root, link))
     uid = config["uid"]
-    for folder, mode in (("scratch", 0o700), ("tmp", 0o700)):
-        path = os.path.join(root, folder)
-        os.makedirs(path, mode=mode)
-        os.chown(path, uid, uid)
+    # The one writable folder, also the child's TMPDIR. (No /tmp of its own: the binds may
+    # already have made one, when Python or numpy live under /tmp on the host.)
+    scratch = os.path.join(root, "scratch")
+    os.makedirs(scratch, mode=0o700)
+    os.chown(scratch, uid, uid)
     os.chdir(root)
     os.chroot(".")
     os.chdir("/scratch")

@@ -22,6 +22,8 @@ import socket
 import sys
 import types
 
+CONFINEMENT_FAILED = 70  # the child could not be confined; the grader says so
+
 
 def load(path, name):
     module = types.ModuleType(name)
@@ -50,15 +52,18 @@ def become_child(config, rfd, wfd, runtime, launcher):
             _, status = os.waitpid(pid, 0)
             os.write(wfd, exit_frame(runtime, status))
             os._exit(0)
-        if config["mode"] == "jail":
-            launcher.build_jail(config)
-        else:
-            os.chdir(config["scratch"])
-        launcher.apply_limits(config)
-        launcher.die_with_parent()
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        os.environ.clear()
-        os.environ.update(config["env"])
+        try:
+            if config["mode"] == "jail":
+                launcher.build_jail(config)
+            else:
+                os.chdir(config["scratch"])
+            launcher.apply_limits(config)
+            launcher.die_with_parent()
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            os.environ.clear()
+            os.environ.update(config["env"])
+        except BaseException:  # noqa: BLE001 - the grader hears it as exit code 70
+            os._exit(CONFINEMENT_FAILED)
         runtime.Child(rfd, wfd).serve()
     finally:
         os._exit(0)

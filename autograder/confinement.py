@@ -84,7 +84,7 @@ def jail_argv(runtime_source, fds):
 
 
 def jail_environment(base_env):
-    env = dict(base_env, HOME="/scratch", TMPDIR="/tmp", PATH="/usr/bin:/bin")
+    env = dict(base_env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin")
     if (PYTHON_PREFIX / "lib").is_dir():  # a shared libpython found through an absolute rpath
         env["LD_LIBRARY_PATH"] = "/python/lib"
     return env
@@ -129,7 +129,7 @@ def zygote_plan(mode, limits, env, uid=None, root=None, scratch=None):
     binds += [(f"/dev/{name}", f"/dev/{name}") for name in ("null", "zero", "urandom")]
     return {"mode": "jail", "root": str(root), "uid": uid, "links": links, "binds": binds,
             "tmpfs_bytes": limits.scratch_bytes, "limits": dict(rlimits, nproc=limits.processes),
-            "env": dict(env, HOME="/scratch", TMPDIR="/tmp", PATH="/usr/bin:/bin")}
+            "env": dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin")}
 
 
 def launcher_command(config):

@@ -181,6 +181,8 @@ class ChildProcess:
 def describe_code(code):
     if not isinstance(code, int):
         return "ended the Python process"
+    if code == 70:  # child_zygote.CONFINEMENT_FAILED
+        return "could not be started inside the jail (a problem of the grading machine)"
     signal_number = -code if code < 0 else code - 128 if code > 128 else 0
     if signal_number:
         return f"was killed by signal {signal_number} (out of memory or CPU time?)"
