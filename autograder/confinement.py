@@ -6,9 +6,12 @@ the result records which layers were in force. Set ``MHAKIT_SANDBOX=plain`` to f
 the plain plan.
 """
 
+import atexit
 import fcntl
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,7 +26,6 @@ PYTHON_PREFIX = Path(os.path.realpath(sys.base_prefix))
 PYTHON_BINARY = Path(os.path.realpath(sys.executable))
 NUMPY_DIRS = [p for p in (Path(numpy.__file__).parent,
                           Path(numpy.__file__).parent.with_name("numpy.libs")) if p.is_dir()]
-JAIL_SITE = "/site"
 UID_BASE = 64000
 UID_LOCKS = Path(tempfile.gettempdir()) / "mhakit-uids"
 
@@ -65,8 +67,12 @@ UIDS = UidPool()
 
 
 def _links_and_binds():
-    binds = [("/usr", "/usr"), (str(PYTHON_PREFIX), "/python")]
-    binds += [(str(d), f"{JAIL_SITE}/{d.name}") for d in NUMPY_DIRS]
+    """What the jail shows, each at the path it has on the host, so that a child forked
+    from the zygote (which has already imported numpy) finds modules it imports later at
+    the same place, and libpython's absolute rpath still holds."""
+    binds = [("/usr", "/usr"), (str(PYTHON_PREFIX), str(PYTHON_PREFIX)),
+             (str(numpy_site()), str(numpy_site()))]
+    binds += [(str(d), str(d)) for d in NUMPY_DIRS]  # what the site's symlinks point to
     binds += [(f"/dev/{name}", f"/dev/{name}") for name in ("null", "zero", "urandom")]
     links = []
     for name in ("bin", "lib", "lib64", "sbin"):
@@ -78,62 +84,36 @@ def _links_and_binds():
     return links, binds
 
 
-def jail_argv(runtime_source, fds):
-    inside = "/python" / PYTHON_BINARY.relative_to(PYTHON_PREFIX)
-    return [str(inside), "-I", "-S", "-c", runtime_source, *map(str, fds), JAIL_SITE]
-
-
-def jail_environment(base_env):
-    env = dict(base_env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin")
-    if (PYTHON_PREFIX / "lib").is_dir():  # a shared libpython found through an absolute rpath
-        env["LD_LIBRARY_PATH"] = "/python/lib"
-    return env
-
-
-def numpy_only_site():
-    """For the plain plan: a folder that holds numpy and nothing else."""
+@functools.lru_cache(maxsize=1)
+def numpy_site():
+    """A folder that holds numpy and nothing else: the child's only entry on sys.path.
+    (The real site-packages also holds the kit.) One per grading process."""
     site = Path(tempfile.mkdtemp(prefix="mhakit-site-"))
+    site.chmod(0o755)  # the child's uid must read it; mkdtemp makes it private to root
     for folder in NUMPY_DIRS:
         (site / folder.name).symlink_to(folder)
+    atexit.register(shutil.rmtree, site, ignore_errors=True)
     return site
 
 
-def plan(mode, limits, runtime_source, fds, base_env, uid=None, root=None, scratch=None,
-         site=None):
-    """The launcher's JSON argument."""
-    rlimits = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes,
-               "core": 0, "nofile": 64}
-    if mode == "jail":
-        links, binds = _links_and_binds()
-        return {"mode": "jail", "root": str(root), "uid": uid, "links": links, "binds": binds,
-                "tmpfs_bytes": limits.scratch_bytes, "limits": dict(rlimits, nproc=limits.processes),
-                "argv": jail_argv(runtime_source, fds), "env": jail_environment(base_env)}
-    argv = [str(PYTHON_BINARY), "-I", "-S", "-c", runtime_source, *map(str, fds), str(site)]
-    return {"mode": "plain", "scratch": str(scratch), "limits": rlimits, "argv": argv,
-            "env": base_env}
-
-
-def zygote_plan(mode, limits, env, uid=None, root=None, scratch=None):
-    """The plan for a child forked from the zygote (child_zygote.py), which has already
-    imported numpy: the jail binds Python and numpy at the paths they have on the host,
-    so that modules imported later (numpy loads some lazily) are found at the same place."""
+def plan(mode, limits, env, uid=None, root=None, scratch=None):
+    """How to confine one child: the JSON the launcher and the zygote both read."""
     rlimits = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes,
                "core": 0, "nofile": 64}
     if mode != "jail":
         return {"mode": "plain", "scratch": str(scratch), "limits": rlimits, "env": env}
-    links, standard = _links_and_binds()
-    binds = [(source, target) for source, target in standard  # /lib and the like, where
-             if source == target and source.count("/") == 1]  # they are not symlinks
-    binds += [(str(PYTHON_PREFIX), str(PYTHON_PREFIX))]
-    binds += [(str(d), str(d)) for d in NUMPY_DIRS]
-    binds += [(f"/dev/{name}", f"/dev/{name}") for name in ("null", "zero", "urandom")]
+    links, binds = _links_and_binds()
     return {"mode": "jail", "root": str(root), "uid": uid, "links": links, "binds": binds,
             "tmpfs_bytes": limits.scratch_bytes, "limits": dict(rlimits, nproc=limits.processes),
             "env": dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin")}
 
 
-def launcher_command(config):
-    return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE, json.dumps(config)]
+def launcher_command(config, runtime_source, fds=()):
+    """Start a child afresh: the launcher confines itself, then execs Python on the runtime."""
+    argv = [str(PYTHON_BINARY), "-I", "-S", "-c", runtime_source, *map(str, fds),
+            str(numpy_site())]
+    return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE,
+            json.dumps(dict(config, argv=argv))]
 
 
 _JAIL_WORKS = None
@@ -160,9 +140,9 @@ def _probe(limits):
         root = tempfile.mkdtemp(prefix="mhakit-jail-")
         try:
             with UIDS.take() as uid:
-                config = plan("jail", limits, probe, [], env, uid=uid, root=root)
-                done = subprocess.run(launcher_command(config), capture_output=True, text=True,
-                                      timeout=60)
+                config = plan("jail", limits, env, uid=uid, root=root)
+                done = subprocess.run(launcher_command(config, probe), capture_output=True,
+                                      text=True, timeout=60)
             if done.returncode == 0 and done.stdout.strip() == "2.0":
                 return True
             JAIL_PROBLEM.append((done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1])

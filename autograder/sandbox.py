@@ -79,7 +79,6 @@ class ChildProcess:
         self.from_child, from_child_w = os.pipe()
         fds = (to_child_r, from_child_w)
         jailed = confinement.jail_works(limits)
-        where = {}
         if jailed:
             self.uid_lease = confinement.UIDS.take()
             where = {"uid": self.uid_lease.__enter__(),
@@ -89,20 +88,16 @@ class ChildProcess:
             where = {"scratch": self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))}
             self.layers = confinement.COMMON_LAYERS + ["scratch folder (grader's own user)"]
             self.layers += [f"no jail here: {problem}" for problem in confinement.JAIL_PROBLEM[-1:]]
-        mode = "jail" if jailed else "plain"
+        config = confinement.plan("jail" if jailed else "plain", limits, child_environment(),
+                                  **where)
         zygote = Zygote.shared()
         if zygote is not None:
-            config = confinement.zygote_plan(mode, limits, child_environment(), **where)
             self.process = zygote.spawn(config, fds)
             self.layers.append("forked from a warm parent that has imported only numpy")
         else:
-            if not jailed:
-                where["site"] = self._folder(confinement.numpy_only_site())
-            config = confinement.plan(mode, limits, RUNTIME_SOURCE, fds, child_environment(),
-                                      **where)
             self.process = subprocess.Popen(
-                confinement.launcher_command(config), pass_fds=fds, stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)
 
@@ -228,7 +223,7 @@ class Zygote:
     def __init__(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         here = Path(__file__).parent
-        site = str(confinement.NUMPY_DIRS[0].parent)
+        site = str(confinement.numpy_site())
         self.process = subprocess.Popen(
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "child_zygote.py"),
              str(theirs.fileno()), site, str(here / "child_runtime.py"),
