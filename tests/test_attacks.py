@@ -112,7 +112,8 @@ def test_unreadable_submissions_are_reported_not_silently_zero(corpus_course):
     log = corpus_course["autograde"].stdout + corpus_course["autograde"].stderr
     for attack in corpus_course["attacks"]:
         if attack.unreadable:
-            assert attack.name in log and ("could not grade" in log or "ERROR" in log)
+            assert (f"There was an error processing assignment 'mha' for student "
+                    f"'{attack.name}'") in log
 
 
 @pytest.mark.slow
@@ -144,9 +145,11 @@ def test_feedback_shows_no_hidden_test_and_no_input(corpus_course):
     done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "mha",
                            "--force"], cwd=corpus_course["root"], env=corpus_course["env"],
                           capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 or "patch-allclose" in done.stdout + done.stderr
+    assert done.returncode == 0, done.stderr[-2000:]
     pages = list((corpus_course["root"] / "feedback").rglob("*.html"))
-    assert pages
+    readable = {a.name for a in corpus_course["attacks"] if not a.unreadable}
+    assert {page.relative_to(corpus_course["root"] / "feedback").parts[0]
+            for page in pages} == readable
     for page in pages:
         html = page.read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in html and "isolated process" not in html
