@@ -21,11 +21,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from . import confinement
 from .child_runtime import decode, encode, pack, unpack_arrays
-from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
+from .public.framework import (CheckFailed, NotImplementedYet, StudentRaised, same_inputs,
+                               short)
 from .public.notebook import PREAMBLE
 
 RUNTIME_SOURCE = (Path(__file__).with_name("child_runtime.py")).read_text(encoding="utf-8")
@@ -338,10 +337,11 @@ class IsolatedStudent:
             raise NotImplementedYet(f"{name} is not defined")
         if status == "not_implemented":
             raise NotImplementedYet(f"{name} is not implemented yet")
-        after_args = _decode_safely(header.get("args_after"), returned)
-        self.inputs_changed = not _same(args, after_args) or not all(
-            _same([v], [_decode_safely((header.get("kwargs_after") or {}).get(k), returned)])
-            for k, v in kwargs.items())
+        after_kwargs = header.get("kwargs_after")
+        after = (_decode_safely(header.get("args_after"), returned),
+                 {str(k): _decode_safely(v, returned) for k, v in after_kwargs.items()}
+                 if isinstance(after_kwargs, dict) else None)
+        self.inputs_changed = not same_inputs((args, kwargs), after)
         if status == "raised":
             raise StudentRaised(f"{name} raised {short(str(header.get('error')))}")
         return _decode_safely(header.get("value"), returned)
@@ -395,12 +395,3 @@ def _decode_safely(spec, arrays):
         return value
     except Exception:  # noqa: BLE001
         return "<a value the grader could not read>"
-
-
-def _same(before, after):
-    if not isinstance(after, (list, tuple)) or len(after) != len(before):
-        return False
-    return all(not isinstance(b, np.ndarray) or
-               (isinstance(a, np.ndarray) and a.shape == b.shape
-                and np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
-               for b, a in zip(before, after))
