@@ -221,12 +221,14 @@ class Child:
         return ask_parent
 
     def call(self, request, arrays):
+        """Run one call; reply with its status, its value and whether it changed its inputs."""
         args = decode(request["args"], arrays)
         kwargs = {k: decode(v, arrays) for k, v in request["kwargs"].items()}
+        inputs = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
+        originals = [a.copy() for a in inputs]
         if request.get("readonly"):
-            for a in list(args) + list(kwargs.values()):
-                if isinstance(a, np.ndarray):
-                    a.flags.writeable = False
+            for a in inputs:
+                a.flags.writeable = False
         func = self.namespace.get(request["name"])
         saved = {n: self.namespace.get(n) for n in request.get("stand_ins", [])}
         for name in saved:
@@ -246,14 +248,23 @@ class Child:
             self.guard.restore()
             self.namespace.update(saved)
         try:
+            reply["inputs_changed"] = not all(
+                a.shape == b.shape and np.array_equal(a, b, equal_nan=b.dtype.kind in "fc")
+                for a, b in zip(inputs, originals))
             reply["value"] = encode(value, out)
-            reply["args_after"] = encode(list(args), out)
-            reply["kwargs_after"] = {k: encode(v, out) for k, v in kwargs.items()}
         except BaseException as error:  # noqa: BLE001 - e.g. a list that holds itself
             out.clear()
             reply = {"op": "done", "status": "raised",
                      "error": f"the result could not be sent back ({type(error).__name__})"}
         send(self.wfd, reply, out)
+
+    def batch(self, request, arrays):
+        """Run many calls in order, one reply each, so the parent need not ask one by one."""
+        for item in request["calls"]:
+            if item.get("op") == "variable":
+                self.variable(item)
+            else:
+                self.call(item, arrays)
 
     def variable(self, request):
         out = []
@@ -261,7 +272,7 @@ class Child:
             spec = encode(self.namespace.get(request["name"]), out)
         except BaseException:  # noqa: BLE001
             out, spec = [], {"t": "other", "type": "a value that could not be sent"}
-        send(self.wfd, {"op": "value", "value": spec}, out)
+        send(self.wfd, {"op": "done", "status": "returned", "value": spec}, out)
 
     def serve(self):
         while True:
@@ -271,6 +282,8 @@ class Child:
                 self.load(request)
             elif op == "call":
                 self.call(request, arrays)
+            elif op == "batch":
+                self.batch(request, arrays)
             elif op == "variable":
                 self.variable(request)
             else:

@@ -19,7 +19,8 @@ from . import __version__
 from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
 from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
-from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS, run_check
+from .planning import run_planned
+from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
 from .sandbox import IsolatedStudent, Limits
 from .tampering import find_tampering
 
@@ -28,7 +29,7 @@ PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
                  "public/notebook.py", "hidden_checks.py", "grading.py", "sandbox.py",
-                 "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
+                 "planning.py", "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
                  "tampering.py")
 
 
@@ -72,10 +73,12 @@ def grade_cells(cells, seed=None, limits=None, tampering=()):
 
 def _grade(cells, seed, limits, tampering):
     tests = []
-    with IsolatedStudent(cells, reference_functions(), limits or Limits.from_environment()) as student:
-        for index, chk in ordered_checks():
-            rng = np.random.default_rng([seed, index])
-            result = run_check(chk, student, rng)
+    reference = reference_functions()
+    checks = ordered_checks()
+    with IsolatedStudent(cells, reference, limits or Limits.from_environment()) as student:
+        results = run_planned(checks, student, reference,
+                              lambda index: np.random.default_rng([seed, index]))
+        for (_, chk), result in zip(checks, results):
             tests.append({
                 "name": chk.name,
                 "score": result.score,

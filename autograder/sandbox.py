@@ -18,13 +18,12 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import confinement
 from .child_runtime import decode, encode, pack, unpack_arrays
-from .public.framework import (CheckFailed, NotImplementedYet, StudentRaised, same_inputs,
-                               short)
+from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from .public.notebook import PREAMBLE
 
 RUNTIME_SOURCE = (Path(__file__).with_name("child_runtime.py")).read_text(encoding="utf-8")
@@ -250,11 +249,41 @@ class Zygote:
         return ZygoteChild(int(json.loads(reply)["pid"]))
 
 
-def _encode_all(args, kwargs):
-    arrays = []
-    spec = {"args": encode(list(args), arrays),
-            "kwargs": {k: encode(v, arrays) for k, v in kwargs.items()}}
-    return spec, arrays
+@dataclass
+class PlannedCall:
+    """One request to the student's code: a function call, or reading a variable."""
+
+    name: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    readonly: bool = False
+    stand_ins: bool = False
+    variable: bool = False
+
+
+@dataclass
+class Outcome:
+    """What one planned call came to, as the child (or its crash) reported it."""
+
+    status: str  # returned, missing, not_implemented, raised, crashed
+    value: object = None
+    error: str = ""
+    inputs_changed: bool = False
+
+
+def deliver(call, outcome):
+    """The value of a call, or the exception a live call would have raised."""
+    if call.variable:
+        return outcome.value if outcome.status == "returned" else None
+    if outcome.status == "missing":
+        raise NotImplementedYet(f"{call.name} is not defined")
+    if outcome.status == "not_implemented":
+        raise NotImplementedYet(f"{call.name} is not implemented yet")
+    if outcome.status == "raised":
+        raise StudentRaised(f"{call.name} raised {short(outcome.error)}")
+    if outcome.status == "crashed":
+        raise CheckFailed(outcome.error)
+    return outcome.value
 
 
 class IsolatedStudent:
@@ -263,6 +292,9 @@ class IsolatedStudent:
     ``reference`` maps function names to the trusted reference functions; a call with
     ``stand_ins=True`` swaps every other contract function in the child for a stand-in
     that asks this process for the reference result, valid for that call only.
+
+    ``run_calls`` sends many calls at once and the child answers them one after another,
+    so a submission costs one round trip instead of one per call; ``call`` is a batch of one.
     """
 
     def __init__(self, cells, reference, limits=None):
@@ -315,43 +347,86 @@ class IsolatedStudent:
         self.close()
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
-        # A crash is remembered per function and per kind of call: without stand-ins
-        # the crash may come from one of the student's other functions.
-        if (name, stand_ins) in self.crashed:
-            raise CheckFailed(f"{name}: not run again, since it {self.crashed[name, stand_ins]}")
-        self._ensure_child()
-        token = secrets.token_hex(8)
-        spec, arrays = _encode_all(args, kwargs)
-        others = [n for n in self.reference if n != name] if stand_ins else []
-        request = dict(spec, op="call", name=name, readonly=readonly, stand_ins=others, token=token)
+        planned = PlannedCall(name, args, kwargs, readonly, stand_ins)
+        outcome = self.run_calls([planned])[0]
+        self.inputs_changed = outcome.inputs_changed
+        return deliver(planned, outcome)
+
+    def variable(self, name):
+        planned = PlannedCall(name, variable=True)
+        return deliver(planned, self.run_calls([planned])[0])
+
+    def run_calls(self, calls):
+        """An Outcome per call, in order. A crash costs the call that caused it; the
+        calls after it go to a fresh child, except those of a function that crashed."""
+        outcomes = [None] * len(calls)
+        position = 0
+        while position < len(calls):
+            todo = []
+            for index in range(position, len(calls)):
+                call = calls[index]
+                if not call.variable and (call.name, call.stand_ins) in self.crashed:
+                    reason = self.crashed[call.name, call.stand_ins]
+                    outcomes[index] = Outcome("crashed", error=f"{call.name}: not run again, "
+                                                               f"since it {reason}")
+                else:
+                    todo.append(index)
+            if not todo:
+                break
+            try:
+                self._ensure_child()
+            except CheckFailed as failure:
+                for index in todo:
+                    outcomes[index] = Outcome("crashed", error=str(failure))
+                break
+            position = self._run_batch(calls, todo, outcomes)
+        return outcomes
+
+    def _run_batch(self, calls, todo, outcomes):
+        """Send the calls at ``todo``; fill ``outcomes``. Returns where to go on from:
+        past the end when all answered, just past the call that lost the child otherwise."""
+        arrays, requests, tokens = [], [], []
+        for index in todo:
+            request, token = self._request(calls[index], arrays)
+            requests.append(request)
+            tokens.append(token)
+        current = todo[0]
         try:
-            self.child.send(request, arrays)
-            header, returned = self._serve_until_done(token, others)
+            self.child.send({"op": "batch", "calls": requests}, arrays)
+            for index, request, token in zip(todo, requests, tokens):
+                current = index
+                header, returned = self._serve_until_done(token, request.get("stand_ins", []))
+                outcomes[index] = _outcome(header, returned)
         except ChildGone as gone:
-            # Only this function is skipped from now on; the others get a fresh child.
-            self.crashed[name, stand_ins] = str(gone)
-            self._lost(f"{name}: the code {gone}")
-            raise CheckFailed(self.crashes[-1]) from None
-        status = header.get("status")
-        if status == "missing":
-            raise NotImplementedYet(f"{name} is not defined")
-        if status == "not_implemented":
-            raise NotImplementedYet(f"{name} is not implemented yet")
-        after_kwargs = header.get("kwargs_after")
-        after = (_decode_safely(header.get("args_after"), returned),
-                 {str(k): _decode_safely(v, returned) for k, v in after_kwargs.items()}
-                 if isinstance(after_kwargs, dict) else None)
-        self.inputs_changed = not same_inputs((args, kwargs), after)
-        if status == "raised":
-            raise StudentRaised(f"{name} raised {short(str(header.get('error')))}")
-        return _decode_safely(header.get("value"), returned)
+            call = calls[current]
+            if call.variable:
+                self._lost(f"the code {gone}")
+                outcomes[current] = Outcome("crashed", error=self.crashes[-1])
+            else:
+                # Only this function is skipped from now on; the others get a fresh child.
+                self.crashed[call.name, call.stand_ins] = str(gone)
+                self._lost(f"{call.name}: the code {gone}")
+                outcomes[current] = Outcome("crashed", error=self.crashes[-1])
+            return current + 1
+        return len(calls)
+
+    def _request(self, call, arrays):
+        if call.variable:
+            return {"op": "variable", "name": call.name}, None
+        token = secrets.token_hex(8)
+        others = [n for n in self.reference if n != call.name] if call.stand_ins else []
+        request = {"op": "call", "name": call.name, "readonly": call.readonly,
+                   "stand_ins": others, "token": token,
+                   "args": encode(list(call.args), arrays),
+                   "kwargs": {k: encode(v, arrays) for k, v in call.kwargs.items()}}
+        return request, token
 
     def _serve_until_done(self, token, allowed):
         while True:
             header, arrays = self.child.receive(self._deadline())
             if header.get("op") == "done":
                 return header, arrays
-            if header.get("op") != "reference":
+            if header.get("op") != "reference" or token is None:
                 raise ChildGone("broke the grading protocol")
             self._answer_reference(header, arrays, token, allowed)
 
@@ -371,15 +446,13 @@ class IsolatedStudent:
         out = []
         self.child.send({"ok": True, "value": encode(value, out)}, out)
 
-    def variable(self, name):
-        self._ensure_child()
-        try:
-            self.child.send({"op": "variable", "name": name})
-            header, arrays = self.child.receive(self._deadline())
-        except ChildGone as gone:
-            self._lost(f"the code {gone}")
-            return None
-        return _decode_safely(header.get("value"), arrays)
+
+def _outcome(header, returned):
+    status = header.get("status")
+    if status not in ("returned", "missing", "not_implemented", "raised"):
+        raise ChildGone("broke the grading protocol")
+    return Outcome(status, value=_decode_safely(header.get("value"), returned),
+                   error=str(header.get("error")), inputs_changed=header.get("inputs_changed") is not False)
 
 
 def _decode_safely(spec, arrays):
