@@ -2,13 +2,17 @@
 
 import csv
 import json
+import multiprocessing
 import os
+import secrets
 import tempfile
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
 
 from . import __version__
 from .grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
@@ -47,7 +51,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     A result already on disk is kept when it is for the same notebook, graded by the
     same graders and kit version (and the same seed, when one is given): a run that was
     stopped halfway resumes where it stopped. ``fresh`` regrades everything. ``dask``, a
-    scheduler's address, spreads the grading over a Dask cluster instead of local threads.
+    scheduler's address, spreads the grading over a Dask cluster instead of local processes.
     """
     submissions = find_submissions(folder)
     if not submissions:
@@ -56,13 +60,16 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     results = {} if fresh else {student: kept for student, path in submissions.items()
                                 if (kept := reusable(out / student / "results.json", path, seed))}
     todo = {student: path for student, path in submissions.items() if student not in results}
+    # One seed for the whole run: every student meets the same hidden inputs, and the
+    # checks are planned once per worker instead of once per submission.
+    run_seed = secrets.randbits(63) if seed is None else seed
     console = Console(stderr=True)
     if results and not quiet:
         console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to grade")
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, disable=quiet) as progress:
         task = progress.add_task("grading", total=len(todo))
-        for student, result in graded(todo, seed, jobs, dask):
+        for student, result in graded(todo, run_seed, jobs, dask):
             write_atomically(out / student / "results.json", json.dumps(result, indent=1))
             results[student] = result
             progress.advance(task)
@@ -84,7 +91,10 @@ def graded(todo, seed, jobs, dask):
             for future in finished(futures):
                 yield futures[future], future.result()
         return
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+    # Processes, not threads: the checks are Python and would share one core under the
+    # GIL. Each worker keeps its own warm zygote and plans its checks once.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, mp_context=context) as pool:
         futures = {pool.submit(grade_notebook, path, seed): student
                    for student, path in todo.items()}
         for future in as_completed(futures):
@@ -122,3 +132,26 @@ def write_grades_csv(path, results):
         for student in sorted(results):
             writer.writerow(grade_row(student, results[student]))
     os.replace(handle.name, path)
+
+
+# Short headers keep the table inside an 80-column terminal.
+SHORT = {"dot_product": "dot", "attention_scores": "scores", "softmax": "softmax",
+         "attention": "attn", "split_heads": "split", "concat_heads": "concat",
+         "output_projection": "W_o", "multi_head_attention": "mha"}
+
+
+def wide_console():
+    """Tables of results stay whole when stdout is a file or a pipe (rich assumes 80)."""
+    probe = Console()
+    return probe if probe.is_terminal else Console(width=140)
+
+
+def grade_table(results):
+    table = Table(box=box.SIMPLE_HEAD, title="Graded by mha-kit (auto-graded points out of 100)")
+    for column in CSV_COLUMNS:
+        table.add_column(SHORT.get(column, column),
+                         justify="left" if column in ("student", "status") else "right")
+    for student, result in results.items():
+        row = grade_row(student, result)
+        table.add_row(*(row[c] for c in CSV_COLUMNS))
+    return table

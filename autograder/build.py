@@ -7,6 +7,7 @@ copies of ``autograder/public``. ``assignments/mha/`` is then produced by nbgrad
 """
 
 import ast
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ import solutions
 
 from . import lesson
 from .hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
+from .tampering import LAYOUT_FILE, layout_of
 
 WRITTEN_POINTS = 1  # per optional written answer, graded by hand, on top of the 100
 
@@ -149,8 +151,15 @@ def source_files(assignment=ASSIGNMENT):
     return files
 
 
+def layout_text():
+    """release_layout.json's text: what the tampering check compares submissions with."""
+    return json.dumps(layout_of(build_notebook()), ensure_ascii=False, indent=1) + "\n"
+
+
 def write_source(course_dir, assignments=tuple(ASSIGNMENTS)):
-    """Write source/<assignment>/ for each assignment; return the folders."""
+    """Write source/<assignment>/ for each assignment (and the kit's release_layout.json);
+    return the folders."""
+    LAYOUT_FILE.write_text(layout_text(), encoding="utf-8")
     folders = []
     for assignment in assignments:
         target = Path(course_dir) / "source" / assignment

@@ -9,6 +9,8 @@ Protocol: every message is a JSON header frame, then, if the header lists arrays
 frame holding their raw bytes; a frame is an 8-byte big-endian length and its bytes.
 """
 
+import contextlib
+import hashlib
 import json
 import math
 import os
@@ -131,6 +133,67 @@ def decode(spec, arrays):
     return spec.get("v")
 
 
+# ------------------------------------------------------------ sealed reference answers
+# While one function is graded, the student's other functions are stand-ins that return
+# the reference's result. The parent knows which calls the reference itself would make,
+# so it sends those answers along, sealed: each is XORed with a key stream drawn from
+# the call's exact arguments, and found under a hash of them. Code that has not computed
+# those very arguments can neither find nor read an answer; any other call still asks
+# the parent, so a sealed answer reveals nothing a stand-in would not.
+
+def bind(params, args, kwargs):
+    """The call's argument values in parameter order, or None if it does not bind."""
+    names = [p[0] for p in params]
+    if len(args) > len(names) or any(k not in names for k in kwargs):
+        return None
+    values = dict(zip(names, args))
+    if any(k in values for k in kwargs):
+        return None
+    values.update(kwargs)
+    for name, has_default, default in params:
+        if name not in values:
+            if not has_default:
+                return None
+            values[name] = default
+    return [values[n] for n in names]
+
+
+def _canonical(value):
+    kind = type(value)
+    if kind is np.ndarray and value.dtype.kind in "biufc" and not value.dtype.hasobject:
+        head = f"A{value.dtype.str}{value.shape}".encode()
+        return head + b":" + np.ascontiguousarray(value).tobytes()
+    if kind is bool or kind is np.bool_:
+        return b"B1" if value else b"B0"
+    if kind is int or issubclass(kind, np.integer):
+        return b"I" + str(int(value)).encode()
+    if kind is float or issubclass(kind, np.floating):
+        return b"F" + float(value).hex().encode()
+    if value is None:
+        return b"N"
+    return None
+
+
+def call_material(name, params, args, kwargs):
+    """Canonical bytes of a call, the same on both sides; None for what cannot be sealed."""
+    values = bind(params, args, kwargs)
+    if values is None:
+        return None
+    parts = [name.encode()] + [_canonical(v) for v in values]
+    if any(part is None for part in parts):
+        return None
+    return b"".join(struct.pack(">Q", len(part)) + part for part in parts)
+
+
+def seal_id(material):
+    return hashlib.sha256(b"mhakit-id\0" + material).hexdigest()
+
+
+def xor_stream(material, data):
+    pad = hashlib.shake_256(b"mhakit-pad\0" + material).digest(len(data))
+    return (np.frombuffer(data, np.uint8) ^ np.frombuffer(pad, np.uint8)).tobytes()
+
+
 def describe(error):
     """An exception as text, without calling anything the student defined on it."""
     try:
@@ -157,18 +220,30 @@ class Guard:
         namespace = vars(module)
         # New names go, except submodules loaded since (numpy imports np.fft and others on
         # first use, and the import system would not set them on the package again).
-        for key in [k for k in namespace if k not in state
-                    and not isinstance(namespace[k], types.ModuleType)]:
-            del namespace[key]
+        for key in namespace.keys() - state.keys():
+            if not isinstance(namespace[key], types.ModuleType):
+                del namespace[key]
         namespace.update(state)
 
+    def changed(self):
+        """Whether any module differs from its clean state: one fast comparison each, as
+        almost every call of student code leaves them alone."""
+        try:
+            return any(vars(m) != state for m, state in zip(self.modules, self.clean_state))
+        except BaseException:  # noqa: BLE001 - a replaced value whose == raised
+            return True
+
     def restore(self):
+        if not self.changed():
+            return
         for module, state in zip(self.modules, self.clean_state):
             self._set(module, state)
 
     def clean(self):
         """For a stand-in called from student code: clean now, the student's state after."""
         guard = self
+        if not self.changed():
+            return contextlib.nullcontext()
 
         class Swap:
             def __enter__(self):
@@ -188,7 +263,8 @@ class Child:
 
         self.rfd, self.wfd = rfd, wfd
         self.namespace = {"__name__": "__student__"}
-        self.guard = Guard([builtins, sys, os, json, struct, math, re, np,
+        self.params = {}  # each contract function's parameters, to bind sealed calls
+        self.guard = Guard([builtins, sys, os, json, struct, math, re, hashlib, np,
                             sys.modules[__name__]])
 
     def load(self, request):
@@ -205,20 +281,35 @@ class Child:
                 self.guard.restore()
         send(self.wfd, {"op": "loaded", "errors": errors})
 
-    def stand_in(self, name, token):
-        """A function that asks the parent for the reference result of ``name``."""
+    def stand_in(self, name, sealed):
+        """A function that returns the reference result of ``name``: sealed, or from the parent."""
         def ask_parent(*args, **kwargs):
             with self.guard.clean():
-                arrays = []
-                spec = {"args": encode(list(args), arrays),
-                        "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
-                send(self.wfd, dict(spec, op="reference", name=name, token=token), arrays)
-                header, returned = receive(self.rfd)
+                found = self.unseal(name, args, kwargs, sealed)
+                if found is None:
+                    arrays = []
+                    spec = {"args": encode(list(args), arrays),
+                            "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
+                    send(self.wfd, dict(spec, op="reference", name=name), arrays)
+                    found = receive(self.rfd)
+            header, returned = found
             if not header.get("ok"):
                 raise ValueError(header.get("error", "invalid arguments"))
             return decode(header["value"], returned)
         ask_parent.__name__ = name
         return ask_parent
+
+    def unseal(self, name, args, kwargs, sealed):
+        """A sealed answer for exactly these arguments, as (header, arrays); else None."""
+        try:
+            material = call_material(name, self.params.get(name, []), args, kwargs)
+            entry = sealed.get(seal_id(material)) if material is not None else None
+            if entry is None:
+                return None
+            spec, layout, data = entry
+            return {"ok": True, "value": spec}, unpack_arrays(layout, xor_stream(material, data))
+        except Exception:  # noqa: BLE001 - the parent can always answer instead
+            return None
 
     def call(self, request, arrays):
         """Run one call; reply with its status, its value and whether it changed its inputs."""
@@ -231,8 +322,10 @@ class Child:
                 a.flags.writeable = False
         func = self.namespace.get(request["name"])
         saved = {n: self.namespace.get(n) for n in request.get("stand_ins", [])}
+        sealed = {e["id"]: (e["value"], e["layout"], arrays[e["i"]].tobytes())
+                  for e in request.get("sealed", [])}
         for name in saved:
-            self.namespace[name] = self.stand_in(name, request["token"])
+            self.namespace[name] = self.stand_in(name, sealed)
         reply, out, value = {"op": "done"}, [], None
         try:
             if not callable(func):
@@ -260,6 +353,7 @@ class Child:
 
     def batch(self, request, arrays):
         """Run many calls in order, one reply each, so the parent need not ask one by one."""
+        self.params = request.get("params", {})
         for item in request["calls"]:
             if item.get("op") == "variable":
                 self.variable(item)

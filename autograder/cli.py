@@ -7,8 +7,7 @@ from pathlib import Path
 
 
 def _grade(args):
-    from .batch import grade_folder
-    from .demo import grade_table, wide_console
+    from .batch import grade_folder, grade_table, wide_console
     from .grading import grade_notebook
     from .report import score_histogram, text_histogram
 

@@ -6,21 +6,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
-from .batch import CSV_COLUMNS, grade_folder, grade_row
+from .batch import grade_folder, grade_table, wide_console
 from .build import NOTEBOOK, generate_release, write_source
 from .sample_class import write_sample_class
 
 COURSE_CONFIG = Path(__file__).resolve().parent.parent / "nbgrader_config.py"
-
-
-# Short headers keep the table inside an 80-column terminal.
-SHORT = {"dot_product": "dot", "attention_scores": "scores", "softmax": "softmax",
-         "attention": "attn", "split_heads": "split", "concat_heads": "concat",
-         "output_projection": "W_o", "multi_head_attention": "mha"}
 
 
 def run_selfcheck(folder, label):
@@ -29,23 +21,6 @@ def run_selfcheck(folder, label):
     print(f"\n== {label}: python selfcheck.py {NOTEBOOK} -> exit {done.returncode}")
     print(done.stdout.rstrip())
     return done.returncode
-
-
-def wide_console():
-    """Tables of results stay whole when stdout is a file or a pipe (rich assumes 80)."""
-    probe = Console()
-    return probe if probe.is_terminal else Console(width=140)
-
-
-def grade_table(results):
-    table = Table(box=box.SIMPLE_HEAD, title="Graded by mha-kit (auto-graded points out of 100)")
-    for column in CSV_COLUMNS:
-        table.add_column(SHORT.get(column, column),
-                         justify="left" if column in ("student", "status") else "right")
-    for student, result in results.items():
-        row = grade_row(student, result)
-        table.add_row(*(row[c] for c in CSV_COLUMNS))
-    return table
 
 
 def main(keep=None, seed=None):

@@ -52,7 +52,8 @@ def build_zip(target):
         for entry in PACKAGED:
             path = REPO / entry
             files = [path] if path.is_file() else sorted(
-                p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
+                p for p in path.rglob("*") if p.suffix in (".py", ".json")
+                and "__pycache__" not in p.parts)
             for file in files:
                 bundle.write(file, str(file.relative_to(REPO)))
     return target

@@ -10,7 +10,6 @@ import secrets
 from functools import lru_cache
 from pathlib import Path
 
-import nbformat
 import numpy as np
 
 import solutions
@@ -19,9 +18,9 @@ from . import __version__
 from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
 from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
-from .planning import run_planned
+from .planning import plan, run_planned
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
-from .sandbox import IsolatedStudent, Limits
+from .sandbox import EncodedCalls, IsolatedStudent, Limits
 from .tampering import find_tampering
 
 GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
@@ -55,6 +54,18 @@ def reference_functions():
     return {name: getattr(solutions, name) for name in GRADED_FUNCTIONS}
 
 
+def _inputs_for(seed):
+    return lambda index: np.random.default_rng([seed, index])
+
+
+@lru_cache(maxsize=4)
+def prepared_for(seed):
+    """(plans, the same calls encoded for the child) under ``seed``. A batch grades
+    every submission with one seed, so this is worked out once (see planning.py)."""
+    plans = plan(ordered_checks(), reference_functions(), _inputs_for(seed))
+    return plans, EncodedCalls([c for calls in plans for c in calls], reference_functions())
+
+
 def grade_cells(cells, seed=None, limits=None, tampering=()):
     """Grade code cells [(cell id, source)]; return a results.json dict.
 
@@ -73,11 +84,10 @@ def grade_cells(cells, seed=None, limits=None, tampering=()):
 
 def _grade(cells, seed, limits, tampering):
     tests = []
-    reference = reference_functions()
     checks = ordered_checks()
-    with IsolatedStudent(cells, reference, limits or Limits.from_environment()) as student:
-        results = run_planned(checks, student, reference,
-                              lambda index: np.random.default_rng([seed, index]))
+    with IsolatedStudent(cells, reference_functions(), limits or Limits.from_environment()) as student:
+        plans, encoded = prepared_for(seed)
+        results = run_planned(checks, plans, student, _inputs_for(seed), encoded)
         for (_, chk), result in zip(checks, results):
             tests.append({
                 "name": chk.name,
@@ -134,7 +144,10 @@ def read_notebook(path):
     except (json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"the file is not valid JSON ({type(error).__name__})") from None
     if isinstance(data, dict) and isinstance(data.get("nbformat"), int) and data["nbformat"] < 4:
-        try:  # nbformat upgrades old notebooks; it runs here, on trusted code only
+        # nbformat upgrades old notebooks; it runs here, on trusted code only. Imported
+        # here because importing it costs over a second (jsonschema's format checkers).
+        import nbformat
+        try:
             data = nbformat.reads(text, as_version=4)
         except Exception as error:  # noqa: BLE001 - any failure means "not readable"
             raise ValueError(f"an old notebook that could not be upgraded ({error})") from None

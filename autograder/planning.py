@@ -12,6 +12,8 @@ child one call at a time costs a round trip each, about 150 per submission. Inst
    that call goes to the child live. So a check sees exactly what it would have seen live.
 """
 
+import types
+
 import numpy as np
 
 from .public.framework import StudentRaised, to_plain
@@ -28,14 +30,36 @@ class PlanningStudent:
         self.calls = []
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
-        self.calls.append(PlannedCall(name, args, dict(kwargs), readonly, stand_ins))
+        planned = PlannedCall(name, args, dict(kwargs), readonly, stand_ins)
+        self.calls.append(planned)
+        function = self.reference[name]
+        if stand_ins:  # note the reference's own calls: their answers travel sealed
+            function = _tracing(function, self.reference, planned.answers)
         try:
-            return to_plain(self.reference[name](*args, **kwargs))
+            return to_plain(function(*args, **kwargs))
         except Exception as error:  # a check that feeds invalid input on purpose
             raise StudentRaised(f"{name} raised {type(error).__name__}") from None
 
     def variable(self, name):
         self.calls.append(PlannedCall(name, variable=True))
+
+
+def _tracing(function, reference, answers):
+    """``function`` with its calls of the other contract functions noted in ``answers``.
+
+    A copy with its own globals, so that nothing shared changes (grading runs in threads).
+    """
+    def noting(name):
+        def wrapper(*args, **kwargs):
+            value = reference[name](*args, **kwargs)
+            answers.append((name, args, kwargs, value))
+            return value
+        return wrapper
+
+    namespace = dict(function.__globals__)
+    namespace.update({name: noting(name) for name in reference if name != function.__name__})
+    return types.FunctionType(function.__code__, namespace, function.__name__,
+                              function.__defaults__, function.__closure__)
 
 
 class ReplayingStudent:
@@ -89,12 +113,8 @@ def _same_value(x, y):
     return type(x) is type(y) and x == y
 
 
-def run_planned(checks, student, reference, rng_for):
-    """Run ``checks`` [(index, check)] against the isolated ``student``; Results in order.
-
-    ``rng_for(index)`` gives a fresh generator with the same seed on every call, so that
-    planning and replaying draw the same inputs.
-    """
+def plan(checks, reference, rng_for):
+    """Every check's calls, as a correct submission would get them: [[PlannedCall]]."""
     from .public.runner import run_check
 
     plans = []
@@ -102,8 +122,20 @@ def run_planned(checks, student, reference, rng_for):
         planner = PlanningStudent(reference)
         run_check(chk, planner, rng_for(index))
         plans.append(planner.calls)
+    return plans
+
+
+def run_planned(checks, plans, student, rng_for, encoded=None):
+    """Run ``checks`` [(index, check)] against the isolated ``student``; Results in order.
+
+    ``plans`` comes from ``plan``, and ``encoded`` (optional) is its calls as EncodedCalls;
+    ``rng_for(index)`` gives a fresh generator with the same seed on every call, so that
+    planning and replaying draw the same inputs.
+    """
+    from .public.runner import run_check
+
     every_call = [call for calls in plans for call in calls]
-    outcomes = iter(student.run_calls(every_call))
+    outcomes = iter(student.run_calls(every_call, encoded))
     results = []
     for (index, chk), calls in zip(checks, plans):
         replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student)

@@ -7,9 +7,9 @@ functions through a pipe with plain arrays. Everything the child sends is data: 
 and the raw bytes of arrays of plain numeric dtypes.
 """
 
+import inspect
 import json
 import os
-import secrets
 import select
 import shutil
 import socket
@@ -21,8 +21,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from . import confinement
-from .child_runtime import decode, encode, pack, unpack_arrays
+from .child_runtime import (call_material, decode, encode, pack, seal_id, unpack_arrays,
+                            xor_stream)
 from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from .public.notebook import PREAMBLE
 
@@ -73,6 +76,7 @@ class ChildProcess:
     def __init__(self, limits):
         self.limits = limits
         self.folders, self.uid_lease = [], None
+        self.buffer = bytearray()
         to_child_r, self.to_child = os.pipe()
         self.from_child, from_child_w = os.pipe()
         fds = (to_child_r, from_child_w)
@@ -104,7 +108,9 @@ class ChildProcess:
         return path
 
     def send(self, header, arrays=()):
-        data = pack(header, arrays)
+        self.send_bytes(pack(header, arrays))
+
+    def send_bytes(self, data):
         try:
             while data:
                 data = data[os.write(self.to_child, data):]
@@ -112,17 +118,18 @@ class ChildProcess:
             raise ChildGone(self.describe_exit()) from error
 
     def _read(self, size, deadline):
-        chunks = []
-        while size:
+        # Buffered: the child streams many replies, and one read may bring several.
+        while len(self.buffer) < size:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.from_child], [], [], left)[0]:
                 raise ChildGone(f"took longer than {self.limits.call_seconds:g} s")
-            chunk = os.read(self.from_child, min(size, 1 << 20))
+            chunk = os.read(self.from_child, 1 << 20)
             if not chunk:
                 raise ChildGone(self.describe_exit())
-            chunks.append(chunk)
-            size -= len(chunk)
-        return b"".join(chunks)
+            self.buffer += chunk
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
 
     def _frame(self, deadline):
         (size,) = struct.unpack(">Q", self._read(8, deadline))
@@ -145,6 +152,16 @@ class ChildProcess:
             raise ChildGone(f"broke the grading protocol ({type(error).__name__})") from error
         return header, arrays
 
+    def _until_pipe_closes(self, deadline):
+        """Wait, without polling, until every process holding the child's end has ended."""
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if select.select([self.from_child], [], [], left)[0]:
+                    if not os.read(self.from_child, 1 << 16):
+                        return
+        except OSError:
+            return
+
     def describe_exit(self):
         try:
             code = self.process.wait(timeout=2)
@@ -158,6 +175,7 @@ class ChildProcess:
                 os.killpg(self.process.pid, 9)
             except OSError:
                 self.process.kill()
+            self._until_pipe_closes(time.monotonic() + 2)
             self.process.wait()
         for fd in (self.to_child, self.from_child):
             try:
@@ -206,7 +224,7 @@ class ZygoteChild:
         while self.poll() is None:
             if time.monotonic() > deadline:
                 raise subprocess.TimeoutExpired(str(self.pid), timeout)
-            time.sleep(0.01)
+            time.sleep(0.001)
         return None  # the exit code arrives on the pipe instead
 
 
@@ -259,6 +277,9 @@ class PlannedCall:
     readonly: bool = False
     stand_ins: bool = False
     variable: bool = False
+    # (function, args, kwargs, value): the reference's own calls of the stand-ins, which
+    # the child gets sealed (see child_runtime), sparing it a round trip for each.
+    answers: list = field(default_factory=list, compare=False)
 
 
 @dataclass
@@ -356,9 +377,11 @@ class IsolatedStudent:
         planned = PlannedCall(name, variable=True)
         return deliver(planned, self.run_calls([planned])[0])
 
-    def run_calls(self, calls):
+    def run_calls(self, calls, encoded=None):
         """An Outcome per call, in order. A crash costs the call that caused it; the
-        calls after it go to a fresh child, except those of a function that crashed."""
+        calls after it go to a fresh child, except those of a function that crashed.
+        ``encoded``, the same calls as EncodedCalls, spares encoding them again."""
+        encoded = encoded or EncodedCalls(calls, self.reference)
         outcomes = [None] * len(calls)
         position = 0
         while position < len(calls):
@@ -379,60 +402,45 @@ class IsolatedStudent:
                 for index in todo:
                     outcomes[index] = Outcome("crashed", error=str(failure))
                 break
-            position = self._run_batch(calls, todo, outcomes)
+            position = self._run_batch(calls, encoded, todo, outcomes)
         return outcomes
 
-    def _run_batch(self, calls, todo, outcomes):
+    def _run_batch(self, calls, encoded, todo, outcomes):
         """Send the calls at ``todo``; fill ``outcomes``. Returns where to go on from:
         past the end when all answered, just past the call that lost the child otherwise."""
-        arrays, requests, tokens = [], [], []
-        for index in todo:
-            request, token = self._request(calls[index], arrays)
-            requests.append(request)
-            tokens.append(token)
         current = todo[0]
         try:
-            self.child.send({"op": "batch", "calls": requests}, arrays)
-            for index, request, token in zip(todo, requests, tokens):
+            self.child.send_bytes(encoded.message(todo))
+            for index in todo:
                 current = index
-                header, returned = self._serve_until_done(token, request.get("stand_ins", []))
+                header, returned = self._serve_until_done(encoded.allowed[index])
                 outcomes[index] = _outcome(header, returned)
         except ChildGone as gone:
             call = calls[current]
             if call.variable:
                 self._lost(f"the code {gone}")
-                outcomes[current] = Outcome("crashed", error=self.crashes[-1])
             else:
                 # Only this function is skipped from now on; the others get a fresh child.
                 self.crashed[call.name, call.stand_ins] = str(gone)
                 self._lost(f"{call.name}: the code {gone}")
-                outcomes[current] = Outcome("crashed", error=self.crashes[-1])
+            outcomes[current] = Outcome("crashed", error=self.crashes[-1])
             return current + 1
         return len(calls)
 
-    def _request(self, call, arrays):
-        if call.variable:
-            return {"op": "variable", "name": call.name}, None
-        token = secrets.token_hex(8)
-        others = [n for n in self.reference if n != call.name] if call.stand_ins else []
-        request = {"op": "call", "name": call.name, "readonly": call.readonly,
-                   "stand_ins": others, "token": token,
-                   "args": encode(list(call.args), arrays),
-                   "kwargs": {k: encode(v, arrays) for k, v in call.kwargs.items()}}
-        return request, token
-
-    def _serve_until_done(self, token, allowed):
+    def _serve_until_done(self, allowed):
+        """Read the reply to the current call, answering its stand-ins' questions on the way."""
         while True:
             header, arrays = self.child.receive(self._deadline())
             if header.get("op") == "done":
                 return header, arrays
-            if header.get("op") != "reference" or token is None:
+            if header.get("op") != "reference":
                 raise ChildGone("broke the grading protocol")
-            self._answer_reference(header, arrays, token, allowed)
+            self._answer_reference(header, arrays, allowed)
 
-    def _answer_reference(self, header, arrays, token, allowed):
+    def _answer_reference(self, header, arrays, allowed):
+        # Only the functions that are stand-ins in the call being answered right now.
         name = header.get("name")
-        if header.get("token") != token or name not in allowed:
+        if name not in allowed:
             self.child.send({"ok": False, "error": "no reference result is available here"})
             return
         try:
@@ -445,6 +453,60 @@ class IsolatedStudent:
             return
         out = []
         self.child.send({"ok": True, "value": encode(value, out)}, out)
+
+
+class EncodedCalls:
+    """Calls encoded once for the child: a request each, sharing one list of arrays.
+
+    Every submission of a batch gets the same calls, so the grader builds this once per
+    seed. It holds the sealed answers for the stand-ins (see child_runtime).
+    """
+
+    def __init__(self, calls, reference):
+        self.params = {name: parameters_of(function) for name, function in reference.items()}
+        self.arrays, self.requests, self.allowed = [], [], []
+        for call in calls:
+            others = [n for n in reference if n != call.name] if call.stand_ins else []
+            self.allowed.append(others)
+            self.requests.append(self._request(call, others))
+        self._whole = None
+
+    def _request(self, call, others):
+        if call.variable:
+            return {"op": "variable", "name": call.name}
+        sealed = [self._seal(answer) for answer in call.answers if answer[0] in others]
+        return {"op": "call", "name": call.name, "readonly": call.readonly, "stand_ins": others,
+                "args": encode(list(call.args), self.arrays),
+                "kwargs": {k: encode(v, self.arrays) for k, v in call.kwargs.items()},
+                "sealed": [entry for entry in sealed if entry is not None]}
+
+    def _seal(self, answer):
+        name, args, kwargs, value = answer
+        material = call_material(name, self.params[name], args, kwargs)
+        if material is None:
+            return None
+        parts = []
+        spec = encode(value, parts)
+        plain = b"".join(np.ascontiguousarray(a).tobytes() for a in parts)
+        self.arrays.append(np.frombuffer(xor_stream(material, plain), np.uint8))
+        return {"id": seal_id(material), "value": spec, "i": len(self.arrays) - 1,
+                "layout": [[a.dtype.str, list(a.shape)] for a in parts]}
+
+    def message(self, todo):
+        """The batch request for the calls at ``todo`` (all of them, usually: cached)."""
+        if len(todo) == len(self.requests) and self._whole is not None:
+            return self._whole
+        header = {"op": "batch", "calls": [self.requests[i] for i in todo], "params": self.params}
+        data = pack(header, self.arrays)
+        if len(todo) == len(self.requests):
+            self._whole = data
+        return data
+
+
+def parameters_of(function):
+    """[name, has a default, default] per parameter, as the child binds a call with them."""
+    return [[p.name, p.default is not p.empty, None if p.default is p.empty else p.default]
+            for p in inspect.signature(function).parameters.values()]
 
 
 def _outcome(header, returned):

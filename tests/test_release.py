@@ -10,7 +10,9 @@ import nbformat
 import pytest
 
 import solutions
-from autograder.build import ASSIGNMENTS, WRITTEN_POINTS, solution_cell_source, source_files
+from autograder.build import (ASSIGNMENTS, WRITTEN_POINTS, layout_text, solution_cell_source,
+                              source_files)
+from autograder.tampering import LAYOUT_FILE
 from autograder.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,6 +28,12 @@ def test_committed_source_matches_a_fresh_build(assignment):
     stale = sorted(set(expected) ^ set(committed)) + sorted(
         name for name in expected if name in committed and expected[name] != committed[name])
     assert not stale, f"source/{assignment} is stale, run `mhakit build`: {stale}"
+
+
+def test_release_layout_matches_a_fresh_build():
+    # The tampering check reads the release's layout from this generated file.
+    assert LAYOUT_FILE.read_text(encoding="utf-8") == layout_text(), (
+        "autograder/release_layout.json is stale, run `mhakit build`")
 
 
 def _tree(folder):
