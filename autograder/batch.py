@@ -45,13 +45,19 @@ def write_atomically(path, text):
     os.replace(temporary, path)
 
 
-def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, dask=None):
+def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, dask=None,
+                 gradebook=None):
     """Grade every submission; write <out>/<student>/results.json, grades.csv and a report.
 
     A result already on disk is kept when it is for the same notebook, graded by the
     same graders and kit version (and the same seed, when one is given): a run that was
     stopped halfway resumes where it stopped. ``fresh`` regrades everything. ``dask``, a
     scheduler's address, spreads the grading over a Dask cluster instead of local processes.
+    ``gradebook``, an nbgrader course folder, also puts every grade into its gradebook and
+    autograded/ folder, as ``nbgrader autograde`` would.
+
+    Scripts that call this must guard their top level with ``if __name__ == "__main__":``,
+    since the grading workers are started afresh (multiprocessing's forkserver).
     """
     submissions = find_submissions(folder)
     if not submissions:
@@ -63,23 +69,38 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     # One seed for the whole run: every student meets the same hidden inputs, and the
     # checks are planned once per worker instead of once per submission.
     run_seed = secrets.randbits(63) if seed is None else seed
+    book = None
+    if gradebook is not None:
+        from .gradebook import GradebookRun
+        book = GradebookRun(gradebook, submissions)
     console = Console(stderr=True)
     if results and not quiet:
         console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to grade")
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console, disable=quiet) as progress:
-        task = progress.add_task("grading", total=len(todo))
-        for student, result in graded(todo, run_seed, jobs, dask):
-            write_atomically(out / student / "results.json", json.dumps(result, indent=1))
-            results[student] = result
-            progress.advance(task)
+    try:
+        with Progress("[progress.description]{task.description}", BarColumn(),
+                      MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                      disable=quiet) as progress:
+            task = progress.add_task("grading", total=len(todo))
+            for student, result, notebook in graded(todo, run_seed, jobs, dask, book):
+                write_atomically(out / student / "results.json", json.dumps(result, indent=1))
+                if book is not None:
+                    book.record(student, todo[student], result, notebook)
+                results[student] = result
+                progress.advance(task)
+        if book is not None:  # kept results may predate the gradebook's last change
+            for student in sorted(set(results) - set(todo)):
+                book.record(student, submissions[student], results[student])
+    finally:
+        if book is not None:
+            book.close()
     write_grades_csv(out / "grades.csv", results)
     write_report(results, out)
     return dict(sorted(results.items()))
 
 
-def graded(todo, seed, jobs, dask):
-    """(student, result) pairs as they finish, from local threads or a Dask cluster."""
+def graded(todo, seed, jobs, dask, book=None):
+    """(student, result, autograded notebook or None) as they finish, from local
+    processes or a Dask cluster."""
     if dask:
         try:
             from dask.distributed import Client, as_completed as finished
@@ -89,16 +110,19 @@ def graded(todo, seed, jobs, dask):
             futures = {client.submit(grade_notebook_bytes, path.name, path.read_bytes(), seed,
                                      pure=False): student for student, path in todo.items()}
             for future in finished(futures):
-                yield futures[future], future.result()
+                yield futures[future], future.result(), None
         return
     # Processes, not threads: the checks are Python and would share one core under the
     # GIL. Each worker keeps its own warm zygote and plans its checks once.
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, mp_context=context) as pool:
-        futures = {pool.submit(grade_notebook, path, seed): student
+        futures = {pool.submit(*(book.job(student, path, seed) if book else
+                                 (grade_notebook, path, seed))): student
                    for student, path in todo.items()}
         for future in as_completed(futures):
-            yield futures[future], future.result()
+            value = future.result()
+            result, notebook = value if book else (value, None)
+            yield futures[future], result, notebook
 
 
 def reusable(results_path, notebook, seed):

@@ -27,7 +27,8 @@ def _grade(args):
             return 2
         try:
             results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
-                                        quiet=args.quiet, fresh=args.fresh, dask=args.dask))
+                                        quiet=args.quiet, fresh=args.fresh, dask=args.dask,
+                                        gradebook=args.gradebook))
         except ValueError as error:
             print(f"mhakit grade: {error}", file=sys.stderr)
             return 2
@@ -84,6 +85,9 @@ def parser():
                        help="grade on a Dask cluster, e.g. tcp://scheduler:8786")
     grade.add_argument("--fresh", action="store_true",
                        help="regrade everything, even results that still hold")
+    grade.add_argument("--gradebook", metavar="COURSE",
+                       help="also write the grades into this nbgrader course's gradebook "
+                            "and autograded/ folder, as nbgrader autograde does")
     grade.set_defaults(run=_grade)
 
     build = commands.add_parser("build", help="regenerate source/ and the release")

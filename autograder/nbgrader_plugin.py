@@ -16,17 +16,11 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Integer
 
 from .build import build_notebook
-from .grading import PARTS, grade_notebook_node, part_scores, part_summary
-from .hidden_checks import POINTS, QUIZ_POINTS
+from .grading import grade_notebook_node
 from .tampering import expected_layout, find_tampering
+from .cell_outputs import TEST_CELL_PART, part_max, test_cell_outputs
 
 STASH = "mhakit_tampering"  # notebook metadata that carries findings from sanitizing on
-
-TEST_CELL_PART = {f"test_{part}": part for part in PARTS}
-
-
-def part_max(part):
-    return float(sum(QUIZ_POINTS.values()) if part == "quiz" else sum(POINTS[part]))
 
 
 class DetectTampering(NbGraderPreprocessor):
@@ -89,32 +83,15 @@ class IsolatedAutograde(NbGraderPreprocessor):
             self.log.error("mha-kit could not grade %s: %s", student, extra.get("error"))
         self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student, result["score"],
                       extra["max_score"], extra["seed"], ", ".join(extra.get("isolation", [])))
-        scores = part_scores(result)
         for cell in nb.cells:
             grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
             part = TEST_CELL_PART.get(grade_id)
             if cell.cell_type == "code" and part is not None:
-                cell.outputs = self.outputs_for(cell, part, scores[part], result)
+                points = cell.metadata["nbgrader"].get("points", part_max(part))
+                cell.outputs = [nbformat.from_dict(output)
+                                for output in test_cell_outputs(part, points, result)]
                 cell.execution_count = None
         return nb, resources
-
-    def outputs_for(self, cell, part, score, result):
-        summary = part_summary(result, part) or result.get("output", "not graded")
-        tampering = result["extra_data"].get("tampering")
-        if tampering:
-            summary = "⚠ changed where it should not be: " + "; ".join(tampering) + "\n" + summary
-        cell_max = float(cell.metadata["nbgrader"].get("points", part_max(part)))
-        earned = round(score / part_max(part) * cell_max, 6)
-        if earned <= 0:
-            first = next((t["output"] for t in result["tests"] if t["name"].startswith(part + ":")
-                          and t["status"] != "passed"), "not graded")
-            return [nbformat.v4.new_output("error", ename="NotPassing", evalue=first,
-                                           traceback=summary.splitlines())]
-        outputs = [nbformat.v4.new_output("stream", name="stdout", text=summary + "\n")]
-        if earned < cell_max:
-            outputs.append(nbformat.v4.new_output(
-                "execute_result", data={"text/plain": f"{earned:g}"}, execution_count=None))
-        return outputs
 
 
 class FlagTampering(NbGraderPreprocessor):

@@ -100,3 +100,67 @@ def test_the_english_release_grades_to_the_same_scores(course, autograded, tmp_p
         scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
                   if row["assignment"] == "mha_en"}
     assert scores == autograded
+
+
+def _class_course(course, target):
+    """A course with the release, a gradebook that knows only the release, and the sample
+    class plus a student who edited a locked test cell."""
+    import shutil
+
+    shutil.copytree(course, target, ignore=shutil.ignore_patterns(
+        "autograded", "feedback", "submitted", "gradebook.db", "*.csv"))
+    nbgrader(target, "generate_assignment", "mha", "--force")
+    for student in sorted((course / "submitted").iterdir()):
+        shutil.copytree(student / "mha", target / "submitted" / student.name / "mha")
+    edited = target / "submitted" / "frank_edits_a_test" / "mha"
+    shutil.copytree(target / "submitted" / "bob_partly_correct" / "mha", edited)
+    notebook = json.loads((edited / "mha.ipynb").read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "test_softmax":
+            cell["source"] = "pass  # no test here"
+    (edited / "mha.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    return target
+
+
+def _gradebook_rows(course):
+    from nbgrader.api import Gradebook
+
+    rows = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for submission in gradebook.assignment_submissions("mha"):
+            notebook = submission.notebooks[0]
+            rows[submission.student_id] = (
+                sorted((g.name, g.auto_score, g.needs_manual_grade) for g in notebook.grades),
+                sorted((c.name, c.auto_comment) for c in notebook.comments))
+    return rows
+
+
+def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp_path):
+    by_nbgrader = _class_course(course, tmp_path / "nbgrader")
+    nbgrader(by_nbgrader, "autograde", "mha", "--force", "--IsolatedAutograde.seed=5")
+    by_mhakit = _class_course(course, tmp_path / "mhakit")
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "submitted",
+                           "--out", "results", "--seed", "5", "--quiet", "--gradebook", "."],
+                          cwd=by_mhakit, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+    mine, theirs = _gradebook_rows(by_mhakit), _gradebook_rows(by_nbgrader)
+    assert set(mine) == {"alice_correct", "bob_partly_correct", "carol_unimplemented",
+                         "dave_tries_to_cheat", "frank_edits_a_test"}
+    assert mine == theirs  # every grade, every review flag, every comment
+    grades, comments = mine["frank_edits_a_test"]
+    test_softmax = next(g for g in grades if g[0] == "test_softmax")
+    assert test_softmax[1] > 0 and test_softmax[2]  # graded anyway, flagged for review
+    assert all(c[1].startswith("mha-kit: locked cell test_softmax was edited") for c in comments)
+    written = {g[0]: g for g in mine["alice_correct"][0] if g[0].startswith("written_")}
+    assert written and all(g[1] is None and g[2] for g in written.values())  # for a human
+
+    # What comes after autograde works on the gradebook mhakit wrote.
+    nbgrader(by_mhakit, "generate_feedback", "mha", "--force")
+    html = (by_mhakit / "feedback" / "bob_partly_correct" / "mha" / "mha.html").read_text("utf-8")
+    assert "split_heads: matches the reference on random inputs" in html
+    exports = []
+    for folder in (by_mhakit, by_nbgrader):
+        nbgrader(folder, "export", "--to", "export.csv")
+        exports.append(sorted((folder / "export.csv").read_text(encoding="utf-8").splitlines()))
+    assert exports[0] == exports[1]  # rows in the order students entered the gradebook

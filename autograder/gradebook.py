@@ -1,0 +1,233 @@
+"""mhakit grade's results in nbgrader's gradebook and autograded/ folder.
+
+``nbgrader autograde`` (with the kit's config) and ``mhakit grade --gradebook COURSE``
+are two doors to the same grades. Both grade with the same grader and write the test
+cells' outputs with ``cell_outputs``; the scores then come from nbgrader's own rules
+(``determine_grade``, the checksum test for unanswered written cells). nbgrader's
+autograde spends about half a second per notebook on its own steps (metadata validation,
+one query per cell). Here the workers build the autograded notebooks in parallel, and
+one process writes the gradebook, once per submission.
+
+Like nbgrader's OverwriteCells, the autograded notebook takes every locked cell's
+source and every cell's grading metadata from the gradebook's copy of the release, so
+an edited test cell or changed points count for nothing. Written answers are left for
+manual grading in formgrader, unless they are untouched (0 points, "No response.").
+"""
+
+import copy
+import json
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+from .cell_outputs import TEST_CELL_PART, test_cell_outputs
+
+GRADING_KEYS = ("grade", "solution", "locked", "points", "grade_id", "schema_version", "task")
+
+
+def release_cells(course, assignment, notebook="mha"):
+    """{grade_id: cell dict} of the release as nbgrader's gradebook stores it."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(database_url(course)) as gradebook:
+        stored = gradebook.find_notebook(notebook, assignment)
+        cells = {}
+        for cell in stored.source_cells:
+            cells[cell.name] = {"cell_type": cell.cell_type, "source": cell.source,
+                                "locked": cell.locked, "checksum": cell.checksum}
+        for cell in stored.grade_cells:
+            cells[cell.name].update(grade=True, points=cell.max_score)
+        for cell in stored.solution_cells:
+            cells[cell.name].update(solution=True)
+        for cell in stored.task_cells:
+            cells[cell.name].update(task=True, points=cell.max_score)
+    return cells
+
+
+def database_url(course):
+    return f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
+
+
+def _stored_metadata(grade_id, stored):
+    meta = {"grade_id": grade_id, "schema_version": 3, "cell_type": stored["cell_type"],
+            "grade": bool(stored.get("grade")),
+            "solution": bool(stored.get("solution")), "locked": bool(stored.get("locked"))}
+    if stored.get("grade") or stored.get("task"):
+        meta["points"] = stored["points"]
+    if stored.get("task"):
+        meta["task"] = True
+    if stored.get("checksum"):
+        meta["checksum"] = stored["checksum"]
+    return meta
+
+
+def autograded_notebook(submitted, stored_cells, result):
+    """The notebook nbgrader's autograde would write: cleaned, restored, test outputs in."""
+    notebook = copy.deepcopy(submitted)
+    present = set()
+    for cell in notebook.get("cells", []):
+        if isinstance(cell.get("source"), list):  # nbformat's on-disk form; checksums need text
+            cell["source"] = "".join(map(str, cell["source"]))
+        meta = cell.setdefault("metadata", {})
+        grade_id = (meta.get("nbgrader") or {}).get("grade_id") if isinstance(
+            meta.get("nbgrader"), dict) else None
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        if grade_id not in stored_cells or grade_id in present:
+            meta.pop("nbgrader", None)  # unknown or duplicated: not graded, like nbgrader
+            continue
+        present.add(grade_id)
+        stored = stored_cells[grade_id]
+        meta["nbgrader"] = _stored_metadata(grade_id, stored)
+        if stored.get("locked"):
+            cell["source"], cell["cell_type"] = stored["source"], stored["cell_type"]
+            if stored["cell_type"] == "code":
+                cell.setdefault("outputs", [])
+                cell.setdefault("execution_count", None)
+            else:
+                cell.pop("outputs", None)
+                cell.pop("execution_count", None)
+    for grade_id, stored in stored_cells.items():  # a deleted locked cell comes back
+        if grade_id not in present and stored.get("locked"):
+            cell = {"cell_type": stored["cell_type"], "metadata": {
+                "nbgrader": _stored_metadata(grade_id, stored)}, "source": stored["source"]}
+            if stored["cell_type"] == "code":
+                cell.update(outputs=[], execution_count=None)
+            notebook["cells"].append(cell)
+    for cell in notebook["cells"]:
+        part = TEST_CELL_PART.get(cell["metadata"].get("nbgrader", {}).get("grade_id"))
+        if part is not None and cell["cell_type"] == "code":
+            cell["outputs"] = test_cell_outputs(part, cell["metadata"]["nbgrader"].get(
+                "points", 0), result)
+    return notebook
+
+
+def write_autograded(course, assignment, student, submitted_path, stored_cells, result):
+    """autograded/<student>/<assignment>/: the submission's folder, its notebook graded.
+    Runs in a grading worker; the caller writes the gradebook."""
+    target = Path(course) / "autograded" / student / assignment
+    source_folder = Path(submitted_path).parent
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source_folder, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    release = Path(course) / "source" / assignment  # nbgrader puts the course's own files back
+    if release.is_dir():
+        shutil.copytree(release, target, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.ipynb", "__pycache__", ".*"))
+    path = target / Path(submitted_path).name
+    try:
+        submitted = json.loads(Path(submitted_path).read_text(encoding="utf-8"))
+        if not isinstance(submitted, dict) or not isinstance(submitted.get("cells"), list):
+            raise ValueError("not a notebook")
+    except (OSError, ValueError):
+        return None  # unreadable: the gradebook gets zeros, like a missing notebook
+    notebook = autograded_notebook(submitted, stored_cells, result)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(json.dumps(notebook, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(temporary, path)
+    return notebook
+
+
+class GradebookWriter:
+    """One open gradebook for a whole run: a submission's grades go in as it is graded."""
+
+    def __init__(self, course, assignment, notebook="mha"):
+        from nbgrader.api import Gradebook
+
+        self.course, self.assignment, self.notebook_name = Path(course), assignment, notebook
+        self.gradebook = Gradebook(database_url(course))
+        self.gradebook.find_assignment(assignment)  # MissingEntry before any grading starts
+
+    def close(self):
+        self.gradebook.close()
+
+    def record(self, student, result, notebook):
+        """Scores and comments for one submission, by nbgrader's own rules."""
+        from nbformat import from_dict
+        from nbgrader import utils
+        from sqlalchemy.exc import SAWarning
+
+        gradebook = self.gradebook
+        gradebook.update_or_create_student(student)
+        timestamp = self._timestamp(student)
+        with warnings.catch_warnings():
+            # nbgrader's add_submission trips SQLAlchemy 2's autoflush warnings; harmless.
+            warnings.simplefilter("ignore", SAWarning)
+            gradebook.update_or_create_submission(
+                self.assignment, student, **({"timestamp": timestamp} if timestamp else {}))
+        stored = gradebook.find_submission_notebook(self.notebook_name, self.assignment, student)
+        cells = {} if notebook is None else {
+            cell["metadata"]["nbgrader"]["grade_id"]: from_dict(cell)
+            for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})}
+        problems = list(result["extra_data"].get("tampering") or [])
+        if result["extra_data"]["status"] in ("unreadable", "grading failed"):
+            problems.append(result["extra_data"]["status"])
+        for grade in stored.grades:
+            cell = cells.get(grade.name)
+            grade.auto_score = 0 if cell is None else utils.determine_grade(cell, None)[0]
+            grade.needs_manual_grade = (grade.manual_score is not None
+                                        or grade.auto_score is None or bool(problems))
+        for comment in stored.comments:
+            cell = cells.get(comment.name)
+            untouched = cell is not None and cell.metadata.nbgrader.get(
+                "checksum") == utils.compute_checksum(cell) and not utils.is_task(cell)
+            comment.auto_comment = ("mha-kit: " + "; ".join(problems) if problems
+                                    else "No response." if untouched else None)
+        gradebook.db.commit()
+
+    def _timestamp(self, student):
+        path = self.course / "submitted" / student / self.assignment / "timestamp.txt"
+        try:
+            return path.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
+
+def grade_into_autograded(path, seed, course, assignment, student, stored_cells):
+    """A grading worker's job with --gradebook: (result, the autograded notebook)."""
+    from .grading import grade_notebook
+
+    result = grade_notebook(path, seed)
+    return result, write_autograded(course, assignment, student, path, stored_cells, result)
+
+
+class GradebookRun:
+    """``mhakit grade --gradebook COURSE``: the course's submitted/ folder into its gradebook."""
+
+    def __init__(self, course, submissions):
+        from nbgrader.api import MissingEntry
+
+        self.course = Path(course)
+        submitted = (self.course / "submitted").resolve()
+        outside = [str(p) for p in submissions.values()
+                   if p.resolve().parent.parent.parent != submitted]
+        if outside:
+            raise ValueError(f"--gradebook needs nbgrader's layout {self.course}/submitted/"
+                             f"<student>/<assignment>/<notebook>.ipynb, not {outside[0]}")
+        names = {(p.parent.name, p.stem) for p in submissions.values()}
+        if len(names) != 1:
+            raise ValueError("--gradebook grades one assignment and notebook at a time, "
+                             f"found {sorted(names)}")
+        (self.assignment, notebook), = names
+        if not (self.course / "gradebook.db").exists():
+            raise ValueError(f"{self.course} has no gradebook.db; is it the course folder?")
+        try:
+            self.stored = release_cells(self.course, self.assignment, notebook)
+            self.writer = GradebookWriter(self.course, self.assignment, notebook)
+        except MissingEntry:
+            raise ValueError(f"the gradebook has no assignment {self.assignment} with a notebook "
+                             f"{notebook}: run `nbgrader generate_assignment` first") from None
+
+    def job(self, student, path, seed):
+        return (grade_into_autograded, path, seed, self.course, self.assignment, student,
+                self.stored)
+
+    def record(self, student, path, result, notebook=None):
+        if notebook is None:  # graded elsewhere (Dask), or kept from an earlier run
+            notebook = write_autograded(self.course, self.assignment, student, path,
+                                        self.stored, result)
+        self.writer.record(student, result, notebook)
+
+    def close(self):
+        self.writer.close()
