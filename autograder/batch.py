@@ -81,10 +81,10 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                       MofNCompleteColumn(), TimeRemainingColumn(), console=console,
                       disable=quiet) as progress:
             task = progress.add_task("grading", total=len(todo))
-            for student, result, notebook in graded(todo, run_seed, jobs, dask, book):
+            for student, result, cells in graded(todo, run_seed, jobs, dask, book):
                 write_atomically(out / student / "results.json", json.dumps(result, indent=1))
                 if book is not None:
-                    book.record(student, todo[student], result, notebook)
+                    book.record(student, todo[student], result, cells)
                 results[student] = result
                 progress.advance(task)
         if book is not None:  # kept results may predate the gradebook's last change
@@ -99,8 +99,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
 
 
 def graded(todo, seed, jobs, dask, book=None):
-    """(student, result, autograded notebook or None) as they finish, from local
-    processes or a Dask cluster."""
+    """(student, result, its cells' grades for the gradebook or None) as they finish,
+    from local processes or a Dask cluster."""
     if dask:
         try:
             from dask.distributed import Client, as_completed as finished
@@ -121,8 +121,8 @@ def graded(todo, seed, jobs, dask, book=None):
                    for student, path in todo.items()}
         for future in as_completed(futures):
             value = future.result()
-            result, notebook = value if book else (value, None)
-            yield futures[future], result, notebook
+            result, cells = value if book else (value, None)
+            yield futures[future], result, cells
 
 
 def reusable(results_path, notebook, seed):

@@ -18,7 +18,6 @@ import copy
 import json
 import os
 import shutil
-import warnings
 from pathlib import Path
 
 from .cell_outputs import TEST_CELL_PART, test_cell_outputs
@@ -129,67 +128,122 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
     return notebook
 
 
-class GradebookWriter:
-    """One open gradebook for a whole run: a submission's grades go in as it is graded."""
+def cell_grades(notebook, result):
+    """({grade cell: (auto score, needs manual grading)}, {comment cell: auto comment}),
+    by nbgrader's own rules (SaveAutoGrades, then the kit's FlagTampering)."""
+    from nbformat import from_dict
+    from nbgrader import utils
 
-    def __init__(self, course, assignment, notebook="mha"):
+    problems = list(result["extra_data"].get("tampering") or [])
+    if result["extra_data"]["status"] in ("unreadable", "grading failed"):
+        problems.append(result["extra_data"]["status"])
+    grades, comments = {}, {}
+    for raw in (notebook or {}).get("cells", []):
+        meta = raw.get("metadata", {}).get("nbgrader", {})
+        if not (meta.get("grade") or meta.get("solution") or meta.get("task")):
+            continue
+        cell = from_dict(raw)
+        if utils.is_grade(cell):
+            score = utils.determine_grade(cell, None)[0]
+            grades[meta["grade_id"]] = (score, score is None or bool(problems))
+        if utils.is_solution(cell) or utils.is_task(cell):
+            untouched = (meta.get("checksum") == utils.compute_checksum(cell)
+                         and not utils.is_task(cell))
+            comments[meta["grade_id"]] = ("mha-kit: " + "; ".join(problems) if problems
+                                          else "No response." if untouched else None)
+    return grades, comments
+
+
+class GradebookWriter:
+    """One open gradebook for a whole run; submissions go in by the chunk.
+
+    nbgrader's own add_submission commits once per submission, and a commit costs more
+    than grading one. So this creates the same rows (a submission, its notebook, a grade
+    per grade cell, a comment per solution cell) with nbgrader's own classes, and commits
+    every ``chunk`` submissions. A submission graded before keeps its manual scores.
+    """
+
+    def __init__(self, course, assignment, notebook="mha", chunk=100):
         from nbgrader.api import Gradebook
 
-        self.course, self.assignment, self.notebook_name = Path(course), assignment, notebook
+        self.course, self.chunk, self.pending = Path(course), chunk, []
         self.gradebook = Gradebook(database_url(course))
-        self.gradebook.find_assignment(assignment)  # MissingEntry before any grading starts
+        self.assignment = self.gradebook.find_assignment(assignment)  # else MissingEntry
+        self.notebook = self.gradebook.find_notebook(notebook, assignment)
+        self.students = {student.id for student in self.gradebook.students}
+        # Cell names by id, read once: asking each grade for its name costs a query.
+        self.names = {cell.id: cell.name for cell in self.notebook._base_cells}
+
+    def record(self, student, grades, comments):
+        self.pending.append((student, grades, comments))
+        if len(self.pending) >= self.chunk:
+            self.flush()
+
+    def flush(self):
+        from nbgrader.api import MissingEntry, Student
+
+        for student, grades, comments in self.pending:
+            if student not in self.students:
+                self.gradebook.db.add(Student(id=student))
+                self.students.add(student)
+            timestamp = self._timestamp(student)
+            try:
+                submission = self.gradebook.find_submission(self.assignment.name, student)
+            except MissingEntry:
+                submission = self._new_submission(student)
+            if timestamp is not None:
+                submission.timestamp = timestamp
+            notebook = next(nb for nb in submission.notebooks if nb.notebook is self.notebook)
+            for grade in notebook.grades:
+                grade.auto_score, manual = grades.get(self.names[grade.cell_id], (0, False))
+                grade.needs_manual_grade = manual or grade.manual_score is not None
+            for comment in notebook.comments:
+                comment.auto_comment = comments.get(self.names[comment.cell_id])
+        self.gradebook.db.commit()
+        self.pending = []
+
+    def _new_submission(self, student):
+        from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
+
+        with self.gradebook.db.no_autoflush:
+            submission = SubmittedAssignment(assignment=self.assignment, student_id=student)
+            for stored in self.assignment.notebooks:
+                notebook = SubmittedNotebook(notebook=stored, assignment=submission)
+                for cell in stored.grade_cells:
+                    Grade(cell_id=cell.id, notebook=notebook)
+                for cell in stored.solution_cells:
+                    Comment(cell_id=cell.id, notebook=notebook)
+                for cell in stored.task_cells:
+                    Comment(cell_id=cell.id, notebook=notebook)
+                    Grade(cell_id=cell.id, notebook=notebook)
+            self.gradebook.db.add(submission)
+        return submission
 
     def close(self):
-        self.gradebook.close()
-
-    def record(self, student, result, notebook):
-        """Scores and comments for one submission, by nbgrader's own rules."""
-        from nbformat import from_dict
-        from nbgrader import utils
-        from sqlalchemy.exc import SAWarning
-
-        gradebook = self.gradebook
-        gradebook.update_or_create_student(student)
-        timestamp = self._timestamp(student)
-        with warnings.catch_warnings():
-            # nbgrader's add_submission trips SQLAlchemy 2's autoflush warnings; harmless.
-            warnings.simplefilter("ignore", SAWarning)
-            gradebook.update_or_create_submission(
-                self.assignment, student, **({"timestamp": timestamp} if timestamp else {}))
-        stored = gradebook.find_submission_notebook(self.notebook_name, self.assignment, student)
-        cells = {} if notebook is None else {
-            cell["metadata"]["nbgrader"]["grade_id"]: from_dict(cell)
-            for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})}
-        problems = list(result["extra_data"].get("tampering") or [])
-        if result["extra_data"]["status"] in ("unreadable", "grading failed"):
-            problems.append(result["extra_data"]["status"])
-        for grade in stored.grades:
-            cell = cells.get(grade.name)
-            grade.auto_score = 0 if cell is None else utils.determine_grade(cell, None)[0]
-            grade.needs_manual_grade = (grade.manual_score is not None
-                                        or grade.auto_score is None or bool(problems))
-        for comment in stored.comments:
-            cell = cells.get(comment.name)
-            untouched = cell is not None and cell.metadata.nbgrader.get(
-                "checksum") == utils.compute_checksum(cell) and not utils.is_task(cell)
-            comment.auto_comment = ("mha-kit: " + "; ".join(problems) if problems
-                                    else "No response." if untouched else None)
-        gradebook.db.commit()
+        try:
+            if self.pending:
+                self.flush()
+        finally:
+            self.gradebook.close()
 
     def _timestamp(self, student):
-        path = self.course / "submitted" / student / self.assignment / "timestamp.txt"
+        from nbgrader.utils import parse_utc
+
+        path = self.course / "submitted" / student / self.assignment.name / "timestamp.txt"
         try:
-            return path.read_text(encoding="utf-8").strip() or None
-        except OSError:
+            return parse_utc(path.read_text(encoding="utf-8").strip()) or None
+        except (OSError, ValueError):
             return None
 
 
 def grade_into_autograded(path, seed, course, assignment, student, stored_cells):
-    """A grading worker's job with --gradebook: (result, the autograded notebook)."""
+    """A grading worker's job with --gradebook: the result, and the cell grades of the
+    autograded notebook it wrote."""
     from .grading import grade_notebook
 
     result = grade_notebook(path, seed)
-    return result, write_autograded(course, assignment, student, path, stored_cells, result)
+    notebook = write_autograded(course, assignment, student, path, stored_cells, result)
+    return result, cell_grades(notebook, result)
 
 
 class GradebookRun:
@@ -223,11 +277,12 @@ class GradebookRun:
         return (grade_into_autograded, path, seed, self.course, self.assignment, student,
                 self.stored)
 
-    def record(self, student, path, result, notebook=None):
-        if notebook is None:  # graded elsewhere (Dask), or kept from an earlier run
+    def record(self, student, path, result, graded_cells=None):
+        if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run
             notebook = write_autograded(self.course, self.assignment, student, path,
                                         self.stored, result)
-        self.writer.record(student, result, notebook)
+            graded_cells = cell_grades(notebook, result)
+        self.writer.record(student, *graded_cells)
 
     def close(self):
         self.writer.close()

@@ -1,25 +1,30 @@
-"""How long grading one class takes: mha-kit versus nbgrader's own kernel-based autograde.
+"""How fast grading a class is: mhakit grade against nbgrader autograde, side by side.
 
-One run builds a throwaway nbgrader course (source, release, and a class of N notebooks made
-by replicating the 4 bundled sample students, e.g. alice_correct_03), then times, on the
-same class:
+One run builds a throwaway nbgrader course (source, release, gradebook) and a class of
+notebooks: the 4 bundled sample students (correct, partly wrong, unanswered, cheating)
+plus a broken one (a syntax error, and a function that kills its own process), cycled
+and numbered, e.g. alice_correct_0003. Then, with one fixed seed, it times:
 
-  1. ``mhakit grade submitted --quiet --seed 1`` with all cores, and with ``--jobs 1``;
-  2. ``nbgrader autograde mha --force`` with the kit's nbgrader_config.py (the isolated
-     grader replaces nbgrader's Execute step: no Jupyter kernel);
-  3. stock ``nbgrader autograde mha --force``, whose config drops every kit step
-     from nbgrader's pipelines, so each notebook runs in a Jupyter kernel.
-     This is the baseline.
+  1. ``mhakit grade submitted --gradebook`` on the first N notebooks, for each N given
+     (results on disk and the scores in nbgrader's gradebook count in the time);
+  2. on the first M notebooks (the baseline subset) all of these, each in a fresh copy
+     of the course, one after another:
+       - ``mhakit grade`` again, so that the ratios compare the very same notebooks;
+       - ``nbgrader autograde`` with the kit's nbgrader_config.py (the kit's isolated
+         grader replaces nbgrader's Execute step: no Jupyter kernel);
+       - stock ``nbgrader autograde``, the baseline: the same config without the kit's
+         steps, so each notebook runs in a Jupyter kernel.
 
-Every measurement runs in a fresh copy of the course, as a subprocess timed with
-time.perf_counter; the best of ``--repeat`` runs is reported, with the ratio of the stock
-baseline's time to each method's. Then it checks that methods 1 and 2 give every student
-the same total (the stock baseline grades by the public self-check cells, so its totals
-are printed but not compared).
+Every command runs as a subprocess, timed with time.perf_counter, while a thread samples
+the memory of its whole process tree (the sum of VmRSS over /proc, every 20 ms: an upper
+bound, as forked processes share pages). It prints notebooks per second, the peak
+memory, the ratios, the time per notebook at each N (linear growth keeps it flat), and
+whether mhakit grade and the kit's nbgrader autograde give every student the same total.
+It exits 1 if they do not.
 
 Run it from the repository root:
 
-    .venv/bin/python benchmarks/grading_speed.py --notebooks 20
+    .venv/bin/python benchmarks/grading_speed.py --notebooks 100 300 1000 --baseline-notebooks 20
 """
 
 import argparse
@@ -30,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -40,22 +46,35 @@ from rich.table import Table
 
 from autograder.build import ASSIGNMENT, NOTEBOOK, generate_release, tool_environment, write_source
 from autograder.demo import COURSE_CONFIG
-from autograder.sample_class import fill, sample_answers
+from autograder.sample_class import fill, reference_body, sample_answers
 
 SEED = 1
 KIT_PIPELINES = ("c.Autograde.autograde_preprocessors", "c.Autograde.sanitize_preprocessors",
                  "c.GenerateFeedback.preprocessors")
+MHAKIT, KIT_NBGRADER, STOCK = "mhakit grade", "nbgrader autograde + kit config", \
+    "stock nbgrader autograde (kernel)"
+
+
+def class_answers():
+    """[(name, answers)]: the bundled samples plus a broken notebook."""
+    samples = list(sample_answers().items())
+    broken = dict(samples[0][1])
+    broken["answer_softmax"] = "def softmax(x, axis=-1)\n    return x\n"  # a syntax error
+    broken["answer_multi_head_attention"] = (
+        "import os\n\ndef multi_head_attention(*args, **kwargs):\n    os._exit(3)\n")
+    broken["answer_dot_product"] = reference_body("dot_product") + "\nraise RuntimeError('oops')\n"
+    return samples + [("erin_broken", broken)]
 
 
 def write_class(course, count):
-    """submitted/<sample>_<replica>/mha/mha.ipynb for `count` students, cycling the samples."""
+    """submitted/<sample>_<number>/mha/mha.ipynb for `count` students, cycling the samples."""
     release = nbformat.read(str(course / "assignments" / ASSIGNMENT / NOTEBOOK), as_version=4)
-    samples = list(sample_answers().items())
+    samples = [(name, nbformat.writes(fill(release, answers))) for name, answers in class_answers()]
     for index in range(count):
-        name, answers = samples[index % len(samples)]
-        path = course / "submitted" / f"{name}_{index // len(samples):02d}" / ASSIGNMENT / NOTEBOOK
+        name, text = samples[index % len(samples)]
+        path = course / "submitted" / f"{name}_{index:04d}" / ASSIGNMENT / NOTEBOOK
         path.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(fill(release, answers), str(path))
+        path.write_text(text, encoding="utf-8")
 
 
 def prepare_course(course, count):
@@ -65,6 +84,15 @@ def prepare_course(course, count):
     generate_release(course)  # also records the assignment in gradebook.db, as autograde needs
     write_class(course, count)
     return course
+
+
+def first_students(course, count, target):
+    """A copy of the course whose class is its first `count` students."""
+    shutil.copytree(course, target, ignore=shutil.ignore_patterns("submitted"))
+    by_number = sorted((course / "submitted").iterdir(), key=lambda p: p.name.rsplit("_", 1)[1])
+    for student in by_number[:count]:  # the mix of samples, not alice after alice
+        shutil.copytree(student, target / "submitted" / student.name)
+    return target
 
 
 def without_kit_preprocessors(config_text):
@@ -79,101 +107,157 @@ def without_kit_preprocessors(config_text):
     return "".join(lines) + "\n# stock baseline: nbgrader's default pipelines\n"
 
 
-def prepare_stock_course(course, stock):
-    # Same release, gradebook and class; only the autograde pipeline differs.
-    shutil.copytree(course, stock)
-    config = stock / "nbgrader_config.py"
+def make_stock(course):
+    config = course / "nbgrader_config.py"
     config.write_text(without_kit_preprocessors(config.read_text(encoding="utf-8")),
                       encoding="utf-8")
-    return stock
+    return course
 
 
-def timed_run(template, folder, command):
-    """Copy the course afresh (no shared gradebook or output), run `command` in it, time it."""
-    shutil.copytree(template, folder)
+# ------------------------------------------------------------ memory of a process tree
+
+def tree_rss(root):
+    """Sum of VmRSS (bytes) of ``root`` and all its descendants, read from /proc."""
+    children, rss = {}, {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{entry.name}/status", "rb") as handle:
+                status = handle.read()
+        except OSError:
+            continue  # the process ended meanwhile
+        pid = int(entry.name)
+        children.setdefault(int(fields[1]), []).append(pid)
+        line = next((x for x in status.splitlines() if x.startswith(b"VmRSS:")), None)
+        rss[pid] = int(line.split()[1]) * 1024 if line else 0
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total
+
+
+class PeakMemory(threading.Thread):
+    def __init__(self, pid, every=0.02):
+        super().__init__(daemon=True)
+        self.pid, self.every, self.peak = pid, every, 0
+        self.done = threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            self.peak = max(self.peak, tree_rss(self.pid))
+            self.done.wait(self.every)
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        return self.peak
+
+
+def timed_run(course, command):
+    """Run `command` in `course`; (seconds, peak bytes of its process tree)."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=folder, env=tool_environment(),
-                          capture_output=True, text=True)
+    process = subprocess.Popen(command, cwd=course, env=tool_environment(),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sampler = PeakMemory(process.pid)
+    sampler.start()
+    output, _ = process.communicate()
     seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed in {folder}:\n{done.stdout}{done.stderr}")
-    return seconds
+    peak = sampler.stop()
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed in {course}:\n{output}")
+    return seconds, peak
 
 
-def best_of(repeat, template, work, tag, command):
-    """Best time of `repeat` runs, and the folder of the last run (to read its grades)."""
-    times = [timed_run(template, work / f"{tag}-{run}", command) for run in range(repeat)]
-    return min(times), work / f"{tag}-{repeat - 1}"
+# ------------------------------------------------------------ the commands and their totals
+
+def mhakit_command():
+    return ["mhakit", "grade", "submitted", "--out", "results", "--quiet", "--seed", str(SEED),
+            "--gradebook", "."]
 
 
-def mhakit_totals(folder):
-    with open(folder / "results" / "grades.csv", newline="", encoding="utf-8") as handle:
+def autograde_command(kit):
+    # The same seed as mhakit grade, so that the two sets of totals can be compared.
+    seed = [f"--IsolatedAutograde.seed={SEED}"] if kit else []
+    return ["nbgrader", "autograde", ASSIGNMENT, "--force"] + seed
+
+
+def mhakit_totals(course):
+    with open(course / "results" / "grades.csv", newline="", encoding="utf-8") as handle:
         return {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
 
 
-def gradebook_totals(folder):
+def gradebook_totals(course):
     """Per-student scores as nbgrader's gradebook holds them, via `nbgrader export`."""
-    done = subprocess.run(["nbgrader", "export"], cwd=folder, env=tool_environment(),
+    done = subprocess.run(["nbgrader", "export"], cwd=course, env=tool_environment(),
                           capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"nbgrader export failed in {folder}:\n{done.stdout}{done.stderr}")
-    with open(folder / "grades.csv", newline="", encoding="utf-8") as handle:
+        raise RuntimeError(f"nbgrader export failed in {course}:\n{done.stdout}{done.stderr}")
+    with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
         return {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
 
 
-def methods(course, stock):
-    """(label, course to copy, command, reader of per-student totals), baseline last."""
-    mhakit = ["mhakit", "grade", "submitted", "--out", "results", "--quiet", "--seed", str(SEED)]
-    autograde = ["nbgrader", "autograde", ASSIGNMENT, "--force"]
-    return [
-        ("mhakit grade (all cores)", course, mhakit, mhakit_totals),
-        ("mhakit grade --jobs 1", course, mhakit + ["--jobs", "1"], mhakit_totals),
-        # The same seed as mhakit grade, so that the two sets of totals can be compared.
-        ("nbgrader autograde + kit config", course,
-         autograde + [f"--IsolatedAutograde.seed={SEED}"], gradebook_totals),
-        ("stock nbgrader autograde (kernel)", stock, autograde, gradebook_totals),
-    ]
+def measure(course, work, sizes, subset, repeat):
+    """[(label, notebooks, seconds, peak bytes, totals)], best of `repeat` per row."""
+    plan = [(MHAKIT, n, mhakit_command(), mhakit_totals, False) for n in sizes]
+    plan += [(MHAKIT, subset, mhakit_command(), mhakit_totals, False),
+             (KIT_NBGRADER, subset, autograde_command(True), gradebook_totals, False),
+             (STOCK, subset, autograde_command(False), gradebook_totals, True)]
+    rows, log = [], Console(stderr=True)
+    for tag, (label, count, command, totals, stock) in enumerate(plan):
+        best = None
+        for run in range(repeat):
+            folder = first_students(course, count, work / f"run{tag}-{run}")
+            if stock:
+                make_stock(folder)
+            log.print(f"timing {label} on {count} notebooks: {' '.join(command)}")
+            seconds, peak = timed_run(folder, command)
+            if best is None or seconds < best[0]:
+                best = (seconds, peak, totals(folder))
+            shutil.rmtree(folder) if run < repeat - 1 else None
+        rows.append((label, count, *best))
+    return rows
 
 
-def measure(args, work, course, stock):
-    """{label: (best seconds, totals)}; runs one method after another, never in parallel."""
-    measured = {}
-    for tag, (label, template, command, read_totals) in enumerate(methods(course, stock)):
-        Console(stderr=True).print(f"timing {label}: {' '.join(command)}")
-        seconds, last = best_of(args.repeat, template, work, f"run{tag}", command)
-        measured[label] = (seconds, read_totals(last))
-    return measured
+# ------------------------------------------------------------ the report
 
-
-def speed_table(measured, count, repeat):
-    baseline = list(measured.values())[-1][0]
-    table = Table(box=box.SIMPLE_HEAD,
-                  title=f"Grading {count} notebooks (best of {repeat})")
-    for header in ("method", "graded", "total s", "s / notebook",
-                   "× faster than stock nbgrader autograde"):
+def speed_table(rows, subset):
+    on_subset = {label: seconds for label, count, seconds, _, _ in rows[-3:]}
+    table = Table(box=box.SIMPLE_HEAD, title="Grading speed (one fixed seed; best of the repeats)")
+    for header in ("method", "notebooks", "seconds", "notebooks / s", "peak memory",
+                   f"× stock nbgrader ({subset})", f"× kit nbgrader ({subset})"):
         table.add_column(header, justify="left" if header == "method" else "right")
-    for label, (seconds, totals) in measured.items():
-        table.add_row(label, str(len(totals)), f"{seconds:.2f}", f"{seconds / count:.3f}",
-                      f"{baseline / seconds:.1f}×")
+    for label, count, seconds, peak, _ in rows:
+        rate = count / seconds
+        vs = [f"{rate / (subset / on_subset[base]):.1f}×" for base in (STOCK, KIT_NBGRADER)]
+        table.add_row(label, str(count), f"{seconds:.2f}", f"{rate:.1f}",
+                      f"{peak / 2 ** 20:.0f} MB", *vs)
     return table
 
 
-def totals_report(measured):
-    """Lines saying whether mhakit grade and the kit's nbgrader autograde agree, per student."""
-    labels = list(measured)
-    reference = measured[labels[2]][1]
-    lines = []
-    for label in labels[:2]:
-        totals = measured[label][1]
-        differing = sorted(s for s in reference.keys() | totals.keys()
-                           if totals.get(s) != reference.get(s))
-        verdict = "equal" if not differing else f"DIFFER for {', '.join(differing)}"
-        lines.append(f"per-student totals, {label} vs {labels[2]}: {verdict}")
+def linearity_lines(rows):
+    """Seconds per notebook at each size, and the marginal cost between sizes."""
+    mine = sorted({(count, seconds) for label, count, seconds, _, _ in rows[:-3]
+                   if label == MHAKIT})
+    lines = ["mhakit grade, seconds per notebook: " +
+             ", ".join(f"{seconds / count:.4f} at {count}" for count, seconds in mine)]
+    for (n1, t1), (n2, t2) in zip(mine, mine[1:]):
+        lines.append(f"  each notebook from {n1} to {n2} added {(t2 - t1) / (n2 - n1):.4f} s")
     return lines
 
 
+def agreement(rows):
+    """Whether mhakit grade and the kit's nbgrader autograde agree, student by student."""
+    mine, theirs = rows[-3][4], rows[-2][4]
+    differing = sorted(s for s in mine.keys() | theirs.keys() if mine.get(s) != theirs.get(s))
+    return differing
+
+
 def by_sample(totals):
-    """{sample student: "total"} over its replicas; a range shows when replicas disagree."""
     groups = {}
     for student, total in totals.items():
         groups.setdefault(student.rsplit("_", 1)[0], []).append(total)
@@ -181,56 +265,58 @@ def by_sample(totals):
             for sample, v in groups.items()}
 
 
-def totals_table(measured):
-    shown = {label: by_sample(totals) for label, (_, totals) in measured.items()}
-    samples = sorted({sample for row in shown.values() for sample in row})
-    table = Table(box=box.SIMPLE_HEAD, title="Per-student totals, by sample student")
+def totals_table(rows):
+    table = Table(box=box.SIMPLE_HEAD, title="Totals on the baseline subset, by sample student")
+    shown = [(label, by_sample(totals)) for label, _, _, _, totals in rows[-3:]]
+    samples = sorted({sample for _, row in shown for sample in row})
     table.add_column("method")
     for sample in samples:
         table.add_column(sample, justify="right")
-    for label, row in shown.items():
+    for label, row in shown:
         table.add_row(label, *(row.get(sample, "-") for sample in samples))
     return table
 
 
-def report(console, measured, count, repeat):
-    console.print(f"cores (os.cpu_count): {os.cpu_count()}   notebooks N: {count}")
-    console.print(speed_table(measured, count, repeat))
-    for line in totals_report(measured):
-        console.print(line)
-    console.print(totals_table(measured))
-    console.print("(stock nbgrader grades by the public self-check cells, so its totals are "
-                  "shown but not compared)")
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--notebooks", type=int, default=20, metavar="N",
-                        help="notebooks in the class (default 20)")
+    parser.add_argument("--notebooks", type=int, nargs="+", default=[100], metavar="N",
+                        help="class sizes for mhakit grade (default 100)")
+    parser.add_argument("--baseline-notebooks", type=int, default=20, metavar="M",
+                        help="notebooks graded by all three methods (default 20)")
     parser.add_argument("--repeat", type=int, default=1, metavar="R",
-                        help="runs per method; the best is reported (default 1)")
+                        help="runs per row; the fastest is reported (default 1)")
     parser.add_argument("--keep", metavar="DIR", help="build and keep the work folder here")
     args = parser.parse_args(argv)
-    if args.notebooks < 1 or args.repeat < 1:
-        parser.error("--notebooks and --repeat must be at least 1")
+    if min(args.notebooks) < 1 or args.baseline_notebooks < 1 or args.repeat < 1:
+        parser.error("sizes and --repeat must be at least 1")
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
-    # rich assumes 80 columns when piped; the table is wider than that.
-    console = Console() if Console().is_terminal else Console(width=120)
+    # rich assumes 80 columns when piped; the tables are wider than that.
+    console = Console() if Console().is_terminal else Console(width=140)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mhakit-speed-"))
     try:
-        Console(stderr=True).print(f"preparing a course with {args.notebooks} notebooks in {work}")
-        course = prepare_course(work / "course", args.notebooks)
-        stock = prepare_stock_course(course, work / "course-stock")
-        measured = measure(args, work, course, stock)
-        report(console, measured, args.notebooks, args.repeat)
+        count = max(args.notebooks + [args.baseline_notebooks])
+        Console(stderr=True).print(f"preparing a course with {count} notebooks in {work}")
+        course = prepare_course(work / "course", count)
+        rows = measure(course, work, sorted(args.notebooks), args.baseline_notebooks,
+                       args.repeat)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    return 0
+    console.print(f"cores (os.cpu_count): {os.cpu_count()}")
+    console.print(speed_table(rows, args.baseline_notebooks))
+    for line in linearity_lines(rows):
+        console.print(line)
+    console.print(totals_table(rows))
+    differing = agreement(rows)
+    console.print("per-student totals, mhakit grade vs nbgrader autograde + kit config: " +
+                  ("equal" if not differing else f"DIFFER for {', '.join(differing)}"))
+    console.print("(stock nbgrader grades only the public self-check cells, in a kernel "
+                  "where student code can rewrite them; its totals are shown, not compared)")
+    return 1 if differing else 0
 
 
 if __name__ == "__main__":

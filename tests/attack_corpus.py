@@ -208,6 +208,29 @@ ATTACKS = [
             "    out = np.zeros(X.shape).view(Sneaky)\n"
             "    w = np.zeros(X.shape[:-2] + (num_heads, T, T)).view(Sneaky)\n"
             "    return out, w\n")}),
+    # The stand-ins carry the reference's answers for the calls the reference would make,
+    # sealed by those calls' arguments. Read without computing them, they are noise.
+    Attack("read-the-stand-ins-sealed-answers", zero=("multi_head_attention",), edits={
+        "answer_multi_head_attention": (
+            "def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):\n"
+            "    X, found = np.asarray(X), []\n"
+            "    for f in (split_heads, attention, concat_heads, output_projection):\n"
+            "        for cell in f.__closure__ or ():\n"
+            "            table = cell.cell_contents\n"
+            "            if not isinstance(table, dict):\n"
+            "                continue\n"
+            "            for spec, layout, data in table.values():\n"
+            "                offset = 0\n"
+            "                for dtype, shape in layout:\n"
+            "                    size = int(np.prod(shape)) * np.dtype(dtype).itemsize\n"
+            "                    found.append(np.frombuffer(data[offset:offset + size], dtype)\n"
+            "                                 .reshape(shape))\n"
+            "                    offset += size\n"
+            "    T = X.shape[-2]\n"
+            "    out = next((a for a in found if a.shape == X.shape), np.zeros(X.shape))\n"
+            "    w = next((a for a in found if a.shape == X.shape[:-2] + (num_heads, T, T)),\n"
+            "             np.zeros(X.shape[:-2] + (num_heads, T, T)))\n"
+            "    return out, w\n")}),
     Attack("hard-coded-public-answers", zero=("softmax",), edits={"answer_softmax": (
         "def softmax(x, axis=-1):\n"
         "    x = np.asarray(x, dtype=float)\n"

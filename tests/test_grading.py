@@ -100,6 +100,38 @@ def test_a_broken_softmax_costs_softmax_points_only(reference_answers):
     assert own and all(t["status"] == "failed" for t in own)  # feedback, 0 points
 
 
+def _count_parent_answers(monkeypatch):
+    """The stand-in questions the grader had to answer itself, by function name."""
+    from autograder import sandbox
+
+    asked, original = [], sandbox.IsolatedStudent._answer_reference
+
+    def counting(self, header, *rest):
+        asked.append(header.get("name"))
+        return original(self, header, *rest)
+
+    monkeypatch.setattr(sandbox.IsolatedStudent, "_answer_reference", counting)
+    return asked
+
+
+def test_stand_ins_answer_from_sealed_results_when_the_calls_match(reference_answers,
+                                                                   monkeypatch):
+    asked = _count_parent_answers(monkeypatch)
+    assert grade_answers(reference_answers, seed=3)["score"] == 100
+    assert asked == []  # every stand-in call matched one the reference makes
+
+
+def test_stand_ins_still_answer_calls_the_reference_would_not_make(reference_answers,
+                                                                   monkeypatch):
+    asked = _count_parent_answers(monkeypatch)
+    source = reference_answers["answer_attention"]
+    assert "-np.inf" in source
+    answers = dict(reference_answers, answer_attention=source.replace("-np.inf", "-1e30"))
+    result = grade_answers(answers, seed=3)
+    assert parts(result)["attention"] == FULL["attention"]
+    assert "softmax" in asked  # -1e30 is not the reference's -inf: the grader answered
+
+
 def test_the_allclose_trick_earns_nothing(reference_answers):
     cheat = ("np.allclose = lambda *a, **k: True\n"
              "np.testing.assert_allclose = lambda *a, **k: None\n"
