@@ -171,6 +171,7 @@ class GradebookWriter:
         self.assignment = self.gradebook.find_assignment(assignment)  # else MissingEntry
         self.notebook = self.gradebook.find_notebook(notebook, assignment)
         self.students = {student.id for student in self.gradebook.students}
+        self.submissions = {sub.student_id: sub for sub in self.assignment.submissions}
         # Cell names by id, read once: asking each grade for its name costs a query.
         self.names = {cell.id: cell.name for cell in self.notebook._base_cells}
 
@@ -180,25 +181,24 @@ class GradebookWriter:
             self.flush()
 
     def flush(self):
-        from nbgrader.api import MissingEntry, Student
+        from nbgrader.api import Student
 
-        for student, grades, comments in self.pending:
-            if student not in self.students:
-                self.gradebook.db.add(Student(id=student))
-                self.students.add(student)
-            timestamp = self._timestamp(student)
-            try:
-                submission = self.gradebook.find_submission(self.assignment.name, student)
-            except MissingEntry:
-                submission = self._new_submission(student)
-            if timestamp is not None:
-                submission.timestamp = timestamp
-            notebook = next(nb for nb in submission.notebooks if nb.notebook is self.notebook)
-            for grade in notebook.grades:
-                grade.auto_score, manual = grades.get(self.names[grade.cell_id], (0, False))
-                grade.needs_manual_grade = manual or grade.manual_score is not None
-            for comment in notebook.comments:
-                comment.auto_comment = comments.get(self.names[comment.cell_id])
+        # No autoflush: the chunk's rows go in together at the commit, as batched inserts.
+        with self.gradebook.db.no_autoflush:
+            for student, grades, comments in self.pending:
+                if student not in self.students:
+                    self.gradebook.db.add(Student(id=student))
+                    self.students.add(student)
+                submission = self.submissions.get(student) or self._new_submission(student)
+                timestamp = self._timestamp(student)
+                if timestamp is not None:
+                    submission.timestamp = timestamp
+                notebook = next(nb for nb in submission.notebooks if nb.notebook is self.notebook)
+                for grade in notebook.grades:
+                    grade.auto_score, manual = grades.get(self.names[grade.cell_id], (0, False))
+                    grade.needs_manual_grade = manual or grade.manual_score is not None
+                for comment in notebook.comments:
+                    comment.auto_comment = comments.get(self.names[comment.cell_id])
         self.gradebook.db.commit()
         self.pending = []
 
@@ -217,6 +217,7 @@ class GradebookWriter:
                     Comment(cell_id=cell.id, notebook=notebook)
                     Grade(cell_id=cell.id, notebook=notebook)
             self.gradebook.db.add(submission)
+        self.submissions[student] = submission
         return submission
 
     def close(self):
