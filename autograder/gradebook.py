@@ -237,14 +237,21 @@ class GradebookWriter:
             return None
 
 
+def _graded_cells(notebook):
+    return {"cells": [cell for cell in (notebook or {}).get("cells", [])
+                      if any(cell.get("metadata", {}).get("nbgrader", {}).get(key)
+                             for key in ("grade", "solution", "task"))]}
+
+
 def grade_into_autograded(path, seed, course, assignment, student, stored_cells):
-    """A grading worker's job with --gradebook: the result, and the cell grades of the
-    autograded notebook it wrote."""
+    """A grading worker's job with --gradebook: the result, and the cells that carry
+    grades or comments in the autograded notebook it wrote. (The worker does not score
+    them itself: importing nbgrader would cost it seconds.)"""
     from .grading import grade_notebook
 
     result = grade_notebook(path, seed)
     notebook = write_autograded(course, assignment, student, path, stored_cells, result)
-    return result, cell_grades(notebook, result)
+    return result, _graded_cells(notebook)
 
 
 class GradebookRun:
@@ -280,10 +287,9 @@ class GradebookRun:
 
     def record(self, student, path, result, graded_cells=None):
         if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run
-            notebook = write_autograded(self.course, self.assignment, student, path,
-                                        self.stored, result)
-            graded_cells = cell_grades(notebook, result)
-        self.writer.record(student, *graded_cells)
+            graded_cells = _graded_cells(write_autograded(self.course, self.assignment,
+                                                          student, path, self.stored, result))
+        self.writer.record(student, *cell_grades(graded_cells, result))
 
     def close(self):
         self.writer.close()
