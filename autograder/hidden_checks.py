@@ -15,7 +15,8 @@ import numpy as np
 
 import solutions
 
-from .public.framework import HIDDEN, CheckFailed, check, expect_array, expect_inputs_unchanged
+from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
+                               expect_inputs_unchanged, kind_of)
 
 # Points per function and how they split over the four checks.
 POINTS = {
@@ -183,15 +184,11 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
     if name in PAIRS:
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise CheckFailed(f"for inputs of shape {shape_of}, expected a pair "
-                              f"{PAIRS[name]}, got {_kind(got)}")
+                              f"{PAIRS[name]}, got {kind_of(got)}")
         for g, e, part in zip(got, expected, PAIRS[name]):
             expect_array(g, e, f"{part} for inputs of shape {shape_of}", **tol)
     else:
         expect_array(got, expected, f"the result for inputs of shape {shape_of}", **tol)
-
-
-def _kind(value):
-    return value if isinstance(value, str) else type(value).__name__
 
 
 # ----------------------------------------------------------- the four checks

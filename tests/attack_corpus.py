@@ -231,6 +231,11 @@ ATTACKS = [
             "    w = next((a for a in found if a.shape == X.shape[:-2] + (num_heads, T, T)),\n"
             "             np.zeros(X.shape[:-2] + (num_heads, T, T)))\n"
             "    return out, w\n")}),
+    # Returning the hidden inputs as text, hoping the feedback shows "the result is ...".
+    Attack("return-the-inputs-as-text", zero=("concat_heads", "attention"), edits={
+        "answer_concat_heads": "def concat_heads(H):\n    return 'LEAK' + repr(np.asarray(H).ravel()[:8])\n",
+        "answer_attention": ("def attention(Q, K, V, mask=None):\n"
+                             "    return 'LEAK' + repr(np.asarray(Q).ravel()[:8])\n")}),
     Attack("hard-coded-public-answers", zero=("softmax",), edits={"answer_softmax": (
         "def softmax(x, axis=-1):\n"
         "    x = np.asarray(x, dtype=float)\n"

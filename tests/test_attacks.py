@@ -48,6 +48,7 @@ def test_mhakit_grade_scores_each_attack_as_described(attack, tmp_path, monkeypa
         assert extra["error"]
         return
     assert extra["parts"] == expected_parts(attack), extra
+    assert not any("LEAK" in test["output"] for test in result["tests"])  # text echoed back
     assert bool(extra["tampering"]) == attack.tampering, extra["tampering"]
     assert extra["status"].startswith("graded")
     if JAILED:

@@ -120,6 +120,14 @@ def same_inputs(before, after):
                for b, a in pairs)
 
 
+def kind_of(value):
+    """What a value is, for feedback. Never the text of a returned string: a function
+    could return its hidden inputs as text, and the feedback would show them."""
+    if isinstance(value, str):
+        return "a str, or an object that is not a plain value"
+    return type(value).__name__
+
+
 def short(text, limit=200):
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
@@ -138,7 +146,7 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
     if got is None:
         raise CheckFailed(f"{what} is None: does the function end with `return`?")
     if isinstance(got, str):
-        raise CheckFailed(f"{what} is {got}, expected a NumPy array")
+        raise CheckFailed(f"{what} is {kind_of(got)}, expected a NumPy array")
     if isinstance(got, tuple):
         raise CheckFailed(f"{what} is a tuple of {len(got)} items, expected one array")
     if isinstance(got, list):
@@ -167,8 +175,7 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
 def expect_pair(got, expected, names, **compare):
     """For functions that return two arrays, such as (output, weights)."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        kind = type(got).__name__ if not isinstance(got, str) else got
-        raise CheckFailed(f"expected a pair ({names[0]}, {names[1]}), got {kind}"
+        raise CheckFailed(f"expected a pair ({names[0]}, {names[1]}), got {kind_of(got)}"
                           + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else ""))
     return tuple(expect_array(g, e, n, **compare) for g, e, n in zip(got, expected, names))
 
