@@ -28,7 +28,7 @@ PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
                  "public/notebook.py", "hidden_checks.py", "grading.py", "sandbox.py",
-                 "planning.py", "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
+                 "planning.py", "mistakes.py", "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
                  "tampering.py")
 
 
@@ -66,15 +66,16 @@ def prepared_for(seed):
     return plans, EncodedCalls([c for calls in plans for c in calls], reference_functions())
 
 
-def grade_cells(cells, seed=None, limits=None, tampering=()):
-    """Grade code cells [(cell id, source)]; return a results.json dict.
+def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):
+    """Grade code cells [(cell id, source)]; return a results.json dict, its feedback in
+    ``language`` ("zh" or "en") where a diagnosis names a mistake.
 
     Never raises for anything a submission does: a failure of the grading itself is
     reported in the result's status, never as a silent zero.
     """
     seed = secrets.randbits(63) if seed is None else int(seed)
     try:
-        return _grade(cells, seed, limits, list(tampering))
+        return _grade(cells, seed, limits, list(tampering), language)
     except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
         result = _result([], seed, {"error": f"{type(error).__name__}: {error}"})
         result["extra_data"]["status"] = "grading failed"
@@ -82,12 +83,12 @@ def grade_cells(cells, seed=None, limits=None, tampering=()):
         return result
 
 
-def _grade(cells, seed, limits, tampering):
+def _grade(cells, seed, limits, tampering, language):
     tests = []
     checks = ordered_checks()
     with IsolatedStudent(cells, reference_functions(), limits or Limits.from_environment()) as student:
         plans, encoded = prepared_for(seed)
-        results = run_planned(checks, plans, student, _inputs_for(seed), encoded)
+        results = run_planned(checks, plans, student, _inputs_for(seed), encoded, language)
         for (_, chk), result in zip(checks, results):
             tests.append({
                 "name": chk.name,
@@ -97,8 +98,10 @@ def _grade(cells, seed, limits, tampering):
                 "output": result.message or "passed",
                 "visibility": VISIBILITY[chk.tier],
             })
+            if result.tags:  # diagnosed mistakes, e.g. "split_heads/reshape-without-transpose"
+                tests[-1]["tags"] = list(result.tags)
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
-                 "isolation": student.layers, "tampering": tampering}
+                 "isolation": student.layers, "tampering": tampering, "language": language}
     return _result(tests, seed, extra)
 
 
@@ -168,7 +171,8 @@ def grade_notebook(path, seed=None, limits=None):
     except (OSError, ValueError) as error:
         result = unreadable(str(error), seed)
     else:
-        result = grade_cells(cells, seed, limits, find_tampering(notebook))
+        result = grade_cells(cells, seed, limits, find_tampering(notebook),
+                             language_of(notebook))
     result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
     return result
 
@@ -188,7 +192,15 @@ def grade_notebook_node(notebook, seed=None, limits=None, tampering=()):
         cells = graded_cells_of(notebook)
     except ValueError as error:
         return unreadable(str(error), seed)
-    return grade_cells(cells, seed, limits, tampering)
+    return grade_cells(cells, seed, limits, tampering, language_of(notebook))
+
+
+def language_of(notebook):
+    """The release's language, which the build records in the notebook's metadata."""
+    meta = notebook.get("metadata") if isinstance(notebook, dict) else None
+    meta = meta.get("mhakit") if isinstance(meta, dict) else None
+    language = meta.get("language") if isinstance(meta, dict) else None
+    return language if language in ("zh", "en") else "zh"
 
 
 def part_scores(result):

@@ -65,7 +65,8 @@ def _tracing(function, reference, answers):
 class ReplayingStudent:
     """Hands out the planned calls' outcomes; anything unplanned goes to ``live``."""
 
-    def __init__(self, calls, outcomes, live):
+    def __init__(self, calls, outcomes, live, language="zh"):
+        self.language = language  # of the feedback
         self.planned = list(zip(calls, outcomes))
         self.next = 0
         self.live = live
@@ -125,7 +126,7 @@ def plan(checks, reference, rng_for):
     return plans
 
 
-def run_planned(checks, plans, student, rng_for, encoded=None):
+def run_planned(checks, plans, student, rng_for, encoded=None, language="zh"):
     """Run ``checks`` [(index, check)] against the isolated ``student``; Results in order.
 
     ``plans`` comes from ``plan``, and ``encoded`` (optional) is its calls as EncodedCalls;
@@ -138,6 +139,6 @@ def run_planned(checks, plans, student, rng_for, encoded=None):
     outcomes = iter(student.run_calls(every_call, encoded))
     results = []
     for (index, chk), calls in zip(checks, plans):
-        replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student)
+        replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student, language)
         results.append(run_check(chk, replay, rng_for(index)))
     return results

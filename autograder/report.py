@@ -22,6 +22,18 @@ def check_failures(results):
     return sorted(rows, key=lambda row: (-row[1], -row[2], row[0]))
 
 
+def diagnosed_mistakes(results):
+    """[(mistake id, students, tests)], most common first: each student counts once per
+    mistake, however many checks diagnosed it."""
+    students, tests = Counter(), Counter()
+    for result in results.values():
+        tags = [tag for test in result.get("tests", []) for tag in test.get("tags", [])]
+        tests.update(tags)
+        students.update(set(tags))
+    return sorted(((tag, students[tag], tests[tag]) for tag in students),
+                  key=lambda row: (-row[1], -row[2], row[0]))
+
+
 def score_histogram(results):
     """[(low, high, count)] in bins of 10 points; 100 falls in the last bin."""
     scores = [result["score"] for result in results.values()]
@@ -36,7 +48,8 @@ def text_histogram(histogram, width=40):
 
 
 def write_report(results, out):
-    """Write report.md, checks.csv and (with matplotlib) scores.png; return report.md."""
+    """Write report.md, checks.csv, mistakes.csv and (with matplotlib) scores.png;
+    return report.md."""
     out = Path(out)
     failures = check_failures(results)
     histogram = score_histogram(results)
@@ -44,6 +57,11 @@ def write_report(results, out):
         writer = csv.writer(handle)
         writer.writerow(["check", "failed", "not_implemented", "passed"])
         writer.writerows(failures)
+    mistakes = diagnosed_mistakes(results)
+    with open(out / "mistakes.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["mistake", "students", "failed_checks"])
+        writer.writerows(mistakes)
     picture = _plot(histogram, out / "scores.png")
     scores = sorted(result["score"] for result in results.values())
     lines = [f"# Class report: {len(results)} submissions", "",
@@ -56,6 +74,12 @@ def write_report(results, out):
               "| check | failed | not implemented | passed |", "|---|---|---|---|"]
     lines += [f"| {name} | {failed} | {missing} | {passed} |"
               for name, failed, missing, passed in failures if failed or missing]
+    lines += ["", "## Most common diagnosed mistakes", "",
+              "The grader names a mistake when a known wrong variant gives the student's "
+              "output (see autograder/mistakes.py).", ""]
+    lines += (["| mistake | students | failed checks |", "|---|---|---|"]
+              + [f"| `{tag}` | {students} | {tests} |" for tag, students, tests in mistakes]
+              if mistakes else ["No failed check matched a known mistake."])
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

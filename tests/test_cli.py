@@ -133,6 +133,13 @@ def test_a_class_report_comes_with_every_folder_run(course, tmp_path):
     assert sum(counts) == len(results)
     assert (out / "scores.png").stat().st_size > 1000
     assert "█" in done.stderr  # the same histogram, in the terminal
+    # bob forgot the max subtraction and the transpose in split_heads: both are named.
+    with open(out / "mistakes.csv", newline="", encoding="utf-8") as handle:
+        mistakes = {row["mistake"]: int(row["students"]) for row in csv.DictReader(handle)}
+    tagged = {tag for r in results.values() for t in r["tests"] for tag in t.get("tags", [])}
+    assert {"softmax/no-max-subtraction", "split_heads/reshape-without-transpose"} <= set(mistakes)
+    assert set(mistakes) == tagged
+    assert "`split_heads/reshape-without-transpose` | 1 |" in report
 
 
 def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):

@@ -1,6 +1,7 @@
 """source/ and assignments/ are derived: they must match a fresh build, and the
 release must hold no answer and no hidden check."""
 
+import ast
 import filecmp
 import json
 import re
@@ -12,6 +13,7 @@ import pytest
 import solutions
 from autograder.build import (ASSIGNMENTS, WRITTEN_POINTS, layout_text, solution_cell_source,
                               source_files)
+from autograder import mistakes
 from autograder.tampering import LAYOUT_FILE
 from autograder.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
 
@@ -62,6 +64,12 @@ def _solution_lines():
     return lines
 
 
+def _names_defined_in(module):
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    return [node.name for node in tree.body  # the helpers that build the wrong variants
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("_")]
+
+
 def _quiz_key_patterns():
     return [re.compile(rf"{name}\s*=\s*{re.escape(repr(key))}") for name, key in QUIZ_KEY.items()]
 
@@ -72,6 +80,9 @@ def test_release_holds_no_solution_code_and_no_hidden_check():
     forbidden = ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_checks", "QUIZ_KEY",
                  "solutions", "IsolatedStudent", "1048576", "1_048_576", "11.31"]
     forbidden += [text.split(" | ")[0][:30] for text in QUIZ_EXPLANATIONS.values()]
+    # The catalogue of wrong variants: each is one edit away from an answer. Its
+    # identifiers and hints may ship (the self-check names mistakes); its code may not.
+    forbidden += ["CATALOGUE", "diagnose("] + _names_defined_in(mistakes)
     files = [p for release in RELEASES for p in release.rglob("*")]
     assert len(files) > 10
     for path in files:

@@ -18,7 +18,12 @@ PUBLIC, HIDDEN = "public", "hidden"
 
 
 class CheckFailed(AssertionError):
-    """A check found a mistake; the message is the student's feedback."""
+    """A check found a mistake; the message is the student's feedback. ``tags`` name
+    the mistake for scripts and the class report, e.g. "softmax/no-max-subtraction"."""
+
+    def __init__(self, message="", tags=()):
+        super().__init__(message)
+        self.tags = tuple(tags)
 
 
 class NotImplementedYet(Exception):
@@ -157,8 +162,11 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
     if got.dtype.kind not in "biuf":
         raise CheckFailed(f"{what} has dtype {got.dtype}, expected real numbers")
     if check_dtype and got.dtype != expected.dtype:
+        tag = (f"general/{expected.dtype}-became-{got.dtype}" if got.dtype.kind == "f"
+               else "general/wrong-dtype")
         raise CheckFailed(f"{what} has dtype {got.dtype}, expected {expected.dtype} "
-                          f"(a {expected.dtype} input should give a {expected.dtype} result)")
+                          f"(a {expected.dtype} input should give a {expected.dtype} result)",
+                          tags=(tag,))
     if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
         share = np.mean(~np.isfinite(got))
         raise CheckFailed(f"{what} contains NaN or inf in {share:.0%} of its entries")
@@ -183,4 +191,4 @@ def expect_pair(got, expected, names, **compare):
 def expect_inputs_unchanged(student, name):
     if student.inputs_changed:
         raise CheckFailed(f"{name} modified one of its inputs in place; work on a copy or "
-                          "build a new array instead")
+                          "build a new array instead", tags=("general/input-modified-in-place",))

@@ -21,6 +21,7 @@ class Result:
     check: object
     status: str
     message: str = ""
+    tags: tuple = ()  # the diagnosed mistakes, when the check names one
 
     @property
     def score(self):
@@ -34,7 +35,7 @@ def run_check(check, student, rng=None):
     except NotImplementedYet as missing:
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
-        return Result(check, FAILED, short(str(failure), 400))
+        return Result(check, FAILED, short(str(failure), 600), failure.tags)
     except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
         return Result(check, FAILED, f"the result could not be checked "
                                      f"({type(error).__name__}: {short(str(error), 200)})")

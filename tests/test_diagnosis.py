@@ -1,0 +1,110 @@
+"""Each catalogued mistake, made on purpose, is named as exactly that mistake."""
+
+import pytest
+
+from autograder.mistakes import CATALOGUE
+from autograder.sample_class import reference_body
+
+from .conftest import grade_answers
+
+# mistake id -> (function, [(text in the reference answer, what the student wrote)])
+EDITS = {
+    "dot_product/no-sum": ("dot_product", [("return np.sum(u * v, axis=-1)", "return u * v")]),
+    "dot_product/sum-over-everything": ("dot_product", [
+        ("return np.sum(u * v, axis=-1)", "return np.sum(u * v)")]),
+    "attention_scores/no-scaling": ("attention_scores", [("/ math.sqrt(d_k)", "")]),
+    "attention_scores/divided-by-d_k": ("attention_scores", [("/ math.sqrt(d_k)", "/ d_k")]),
+    "attention_scores/multiplied-by-sqrt-d_k": ("attention_scores", [
+        ("/ math.sqrt(d_k)", "* math.sqrt(d_k)")]),
+    "softmax/no-max-subtraction": ("softmax", [
+        ("shifted = x - np.max(x, axis=axis, keepdims=True)", "shifted = x")]),
+    "softmax/wrong-axis": ("softmax", [("axis=axis", "axis=-1"), ("axis=axis", "axis=-1")]),
+    "softmax/normalised-over-whole-array": ("softmax", [
+        ("np.max(x, axis=axis, keepdims=True)", "np.max(x)"),
+        ("np.sum(exps, axis=axis, keepdims=True)", "np.sum(exps)")]),
+    "attention/mask-inverted": ("attention", [
+        ("mask = np.asarray(mask, dtype=bool)", "mask = ~np.asarray(mask, dtype=bool)")]),
+    "attention/mask-after-softmax": ("attention", [
+        ("scores = np.where(mask, scores, -np.inf)", "scores = scores")]),
+    "attention/mask-filled-with-zero": ("attention", [
+        ("scores = np.where(mask, scores, -np.inf)", "scores = np.where(mask, scores, 0.0)"),
+        ("weights = np.where(mask, softmax(scores, axis=-1), 0.0)",
+         "weights = softmax(scores, axis=-1)")]),
+    "split_heads/reshape-without-transpose": ("split_heads", [
+        ("per_token = X.reshape(*X.shape[:-1], num_heads, d_k)",
+         "return X.reshape(*X.shape[:-2], num_heads, X.shape[-2], d_k)")]),
+    "split_heads/width-read-as-d_k-h": ("split_heads", [
+        ("per_token = X.reshape(*X.shape[:-1], num_heads, d_k)",
+         "per_token = np.swapaxes(X.reshape(*X.shape[:-1], d_k, num_heads), -1, -2)")]),
+    "split_heads/wrong-axes-swapped": ("split_heads", [
+        ("np.swapaxes(per_token, -2, -3)", "np.swapaxes(per_token, -1, -3)")]),
+    "concat_heads/reshape-without-transpose": ("concat_heads", [
+        ("return per_token.reshape(*per_token.shape[:-2], num_heads * d_k)",
+         "return H.reshape(*H.shape[:-3], H.shape[-2], num_heads * d_k)")]),
+    "concat_heads/heads-in-reverse-order": ("concat_heads", [
+        ("per_token = np.swapaxes(H, -3, -2)",
+         "per_token = np.swapaxes(np.flip(H, axis=-3), -3, -2)")]),
+    "concat_heads/width-as-d_k-h": ("concat_heads", [
+        ("per_token = np.swapaxes(H, -3, -2)", "per_token = np.moveaxis(H, -3, -1)")]),
+    "output_projection/W_o-transposed": ("output_projection", [
+        ("return C @ W_o", "return C @ W_o.T")]),
+    "output_projection/not-applied": ("output_projection", [("return C @ W_o", "return C")]),
+    "multi_head_attention/no-output-projection": ("multi_head_attention", [
+        ("output = output_projection(concat_heads(heads), W_o)",
+         "output = concat_heads(heads)")]),
+    "multi_head_attention/scaled-by-sqrt-d_model": ("multi_head_attention", [
+        ("heads, weights = attention(Q, K, V, mask)",
+         "scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(X.shape[-1])\n"
+         "    if mask is not None:\n"
+         "        scores = np.where(mask, scores, -np.inf)\n"
+         "    weights = softmax(scores, axis=-1)\n"
+         "    heads = weights @ V")]),
+    "multi_head_attention/scaled-by-num-heads": ("multi_head_attention", [
+        ("heads, weights = attention(Q, K, V, mask)",
+         "scores = Q @ np.swapaxes(K, -1, -2) / num_heads\n"
+         "    if mask is not None:\n"
+         "        scores = np.where(mask, scores, -np.inf)\n"
+         "    weights = softmax(scores, axis=-1)\n"
+         "    heads = weights @ V")]),
+    "multi_head_attention/weights-of-one-head": ("multi_head_attention", [
+        ("return output, weights", "return output, weights[..., -1, :, :]")]),
+}
+ALL = {m.id: m for mistakes in CATALOGUE.values() for m in mistakes}
+
+
+def test_every_catalogued_mistake_has_a_submission_here():
+    assert set(EDITS) == set(ALL)
+
+
+def wrong_answers(reference_answers, mistake_id):
+    function, edits = EDITS[mistake_id]
+    source = reference_body(function)
+    for old, new in edits:
+        assert old in source, (mistake_id, old)
+        source = source.replace(old, new, 1)
+    return dict(reference_answers, **{f"answer_{function}": source})
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("mistake_id", sorted(EDITS))
+def test_each_mistake_is_named_as_itself(reference_answers, mistake_id, language):
+    mistake = ALL[mistake_id]
+    function = EDITS[mistake_id][0]
+    result = grade_answers(wrong_answers(reference_answers, mistake_id), seed=17,
+                           language=language)
+    # The composites' "own pieces" checks (no points) run the student's own pieces
+    # together, so a wrong piece may show there as the composite's mistake too.
+    named = {tag for test in result["tests"] if "own pieces" not in test["name"]
+             for tag in test.get("tags", []) if not tag.startswith("general/")}
+    assert named == {mistake_id}
+    tagged = [t for t in result["tests"] if mistake_id in t.get("tags", [])]
+    assert all(t["name"].startswith(function + ":") and t["status"] == "failed" for t in tagged)
+    assert all(mistake.text(language) in t["output"] for t in tagged)
+    assert result["extra_data"]["parts"][function] < sum(
+        t["max_score"] for t in result["tests"] if t["name"].startswith(function + ":"))
+
+
+def test_a_correct_submission_gets_no_diagnosis(reference_answers):
+    result = grade_answers(reference_answers, seed=17)
+    assert result["score"] == 100
+    assert not any(test.get("tags") for test in result["tests"])
