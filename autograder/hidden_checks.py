@@ -52,9 +52,10 @@ def _mask(rng, *shape, allow_empty_rows=True):
 
 
 def _heads(rng):
-    """(num_heads, d_k) with num_heads > 1 and d_k != num_heads."""
+    """(num_heads, d_k) with num_heads > 1, d_k != num_heads and d_k != num_heads²: else
+    dividing the scores by num_heads would equal dividing by √d_k."""
     h = int(rng.integers(2, 5))
-    d_k = int(rng.choice([d for d in range(2, 7) if d != h]))
+    d_k = int(rng.choice([d for d in range(2, 7) if d not in (h, h * h)]))
     return h, d_k
 
 
