@@ -145,10 +145,50 @@ def source_files(assignment=ASSIGNMENT):
              "selfcheck.py": SELFCHECK_SCRIPT}
     for path in sorted(PUBLIC_DIR.glob("*.py")):
         files[f"{SHIPPED_PACKAGE}/{path.name}"] = path.read_text(encoding="utf-8")
+    files[f"{SHIPPED_PACKAGE}/fingerprints.json"] = fingerprints_text()
     language = files[f"{SHIPPED_PACKAGE}/language.py"]
     files[f"{SHIPPED_PACKAGE}/language.py"] = language.replace('LANGUAGE = "zh"',
                                                                f'LANGUAGE = "{lang}"')
     return files
+
+
+def fingerprints_text():
+    """fingerprints.json for the released self-check: for each call a public check makes,
+    the hash of each catalogued wrong variant's result (never the variants themselves)."""
+    import numpy as np
+
+    from .mistakes import CATALOGUE
+    from .planning import PlanningStudent
+    from .public.fingerprints import fingerprint, probe_key
+    from .public.framework import PUBLIC, checks_for
+    from .public.runner import run_check
+
+    reference = {name: getattr(solutions, name) for name in solutions.FUNCTIONS}
+    probes, named = {}, set()
+    for chk in checks_for(tier=PUBLIC):
+        planner = PlanningStudent(reference)
+        run_check(chk, planner, None)
+        for call in (c for c in planner.calls if not c.variable):
+            try:
+                right, table = fingerprint(reference[call.name](*call.args, **call.kwargs)), {}
+            except ValueError:  # a check that feeds invalid input on purpose
+                continue
+            for mistake in CATALOGUE.get(call.name, ()):
+                for variant in mistake.variants:
+                    try:
+                        with np.errstate(all="ignore"):
+                            wrong = fingerprint(variant(*call.args, **call.kwargs))
+                    except Exception:  # noqa: BLE001 - a variant these inputs do not fit
+                        continue
+                    if wrong is not None and wrong != right:
+                        table.setdefault(wrong, mistake.id)
+            if table:
+                probes[probe_key(call.name, call.args, call.kwargs)] = table
+                named |= set(table.values())
+    hints = {m.id: {"zh": m.zh, "en": m.en} for ms in CATALOGUE.values() for m in ms
+             if m.id in named}
+    return json.dumps({"probes": probes, "hints": hints}, ensure_ascii=False, indent=1,
+                      sort_keys=True) + "\n"
 
 
 def layout_text():

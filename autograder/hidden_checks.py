@@ -16,6 +16,7 @@ import numpy as np
 import solutions
 
 from .mistakes import diagnose
+from .public.fingerprints import MISTAKE_LABEL
 from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
                                expect_inputs_unchanged, kind_of)
 
@@ -193,8 +194,7 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
         if mistake is None:
             raise
         language = getattr(student, "language", "zh")
-        label = "可能的错误：" if language == "zh" else "Likely mistake: "
-        raise CheckFailed(f"{failure} — {label}{mistake.text(language)}",
+        raise CheckFailed(f"{failure} — {MISTAKE_LABEL[language]}{mistake.text(language)}",
                           tags=(mistake.id,)) from None
 
 

@@ -214,8 +214,8 @@ CATALOGUE = {
     ],
     "output_projection": [
         Mistake("output_projection/W_o-transposed", lambda C, W_o: np.asarray(C) @ np.asarray(W_o).T,
-                "W_o 被转置了：输出矩阵的形状是 (h·d_k, d_model)，直接 C @ W_o。",
-                "W_o was transposed: the output matrix is (h·d_k, d_model), so compute C @ W_o."),
+                "W_o 被转置了：对照它的形状 (h·d_k, d_model) 和乘法需要的形状。",
+                "W_o is transposed: compare its shape, (h·d_k, d_model), with what the product needs."),
         Mistake("output_projection/not-applied", lambda C, W_o: np.asarray(C),
                 "还没有乘输出矩阵 W_o。",
                 "The output matrix W_o is not applied yet."),

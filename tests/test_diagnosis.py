@@ -1,11 +1,17 @@
 """Each catalogued mistake, made on purpose, is named as exactly that mistake."""
 
+import json
+
 import pytest
 
+from autograder.build import fingerprints_text
 from autograder.mistakes import CATALOGUE
+from autograder.public import fingerprints, runner
+from autograder.public.framework import InProcessStudent
+from autograder.public.notebook import run_cells
 from autograder.sample_class import reference_body
 
-from .conftest import grade_answers
+from .conftest import ANSWER_ORDER, grade_answers
 
 # mistake id -> (function, [(text in the reference answer, what the student wrote)])
 EDITS = {
@@ -108,3 +114,57 @@ def test_a_correct_submission_gets_no_diagnosis(reference_answers):
     result = grade_answers(reference_answers, seed=17)
     assert result["score"] == 100
     assert not any(test.get("tags") for test in result["tests"])
+
+
+# ------------------------------------------------------------ the student's self-check
+
+SHIPPED = json.loads(fingerprints_text())  # what the release's fingerprints.json holds
+
+
+@pytest.fixture
+def shipped_fingerprints(tmp_path, monkeypatch):
+    path = tmp_path / "fingerprints.json"
+    path.write_text(fingerprints_text(), encoding="utf-8")
+    monkeypatch.setattr(fingerprints, "TABLE_FILE", path)
+    fingerprints._table.cache_clear()
+    yield
+    fingerprints._table.cache_clear()
+
+
+def self_check(answers):
+    namespace = {"__name__": "__student__"}
+    run_cells([(cell, answers[cell]) for cell in ANSWER_ORDER if cell in answers], namespace)
+    return runner.public_results(InProcessStudent(namespace))
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("mistake_id", sorted(EDITS))
+def test_the_self_check_names_what_its_checks_catch_from_fingerprints_alone(
+        shipped_fingerprints, reference_answers, monkeypatch, mistake_id, language):
+    monkeypatch.setattr(runner, "LANGUAGE", language)
+    results = self_check(wrong_answers(reference_answers, mistake_id))
+    function = EDITS[mistake_id][0]
+    # Caught with a wrong value; a function that raised has no output to recognise.
+    caught = [r for r in results if r.status == "failed" and r.check.function == function
+              and f"{function} raised" not in r.message]
+    named = {tag for r in results for tag in r.tags if not tag.startswith("general/")}
+    assert named <= {mistake_id}  # never a wrong name
+    if caught:  # a public check sees the mistake: it is named there
+        assert named == {mistake_id}, [r.message for r in caught]
+        hint = SHIPPED["hints"][mistake_id][language]
+        assert all(hint in r.message for r in results if mistake_id in r.tags)
+
+
+def test_the_self_check_names_most_mistakes(shipped_fingerprints, reference_answers):
+    named = {mistake_id for mistake_id in EDITS
+             if any(mistake_id in r.tags
+                    for r in self_check(wrong_answers(reference_answers, mistake_id)))}
+    # The rest pass the public checks' small fixed inputs (W_o transposed needs a square
+    # W_o), and only the grader names them.
+    assert len(named) >= 15, sorted(set(EDITS) - named)
+
+
+def test_the_self_check_names_nothing_in_a_correct_submission(shipped_fingerprints,
+                                                              reference_answers):
+    results = self_check(reference_answers)
+    assert all(r.status == "passed" and not r.tags for r in results)

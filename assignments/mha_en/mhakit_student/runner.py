@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from . import checks as _registered  # noqa: F401 - importing registers the public checks
 from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
                         NotImplementedYet, short)
+from .fingerprints import MISTAKE_LABEL, name_mistake
+from .language import LANGUAGE
 from .notebook import graded_cells, run_cells
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
@@ -35,7 +37,13 @@ def run_check(check, student, rng=None):
     except NotImplementedYet as missing:
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
-        return Result(check, FAILED, short(str(failure), 600), failure.tags)
+        message, tags = str(failure), failure.tags
+        last_call = getattr(student, "last_call", None)
+        named = None if tags or not last_call else name_mistake(*last_call, LANGUAGE)
+        if named:
+            tags = (named[0],)
+            message = f"{message} — {MISTAKE_LABEL.get(LANGUAGE, '')}{named[1]}"
+        return Result(check, FAILED, short(message, 600), tags)
     except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
         return Result(check, FAILED, f"the result could not be checked "
                                      f"({type(error).__name__}: {short(str(error), 200)})")
