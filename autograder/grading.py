@@ -21,14 +21,16 @@ from .public.notebook import graded_cells_of
 from .planning import plan, run_planned
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
 from .sandbox import EncodedCalls, IsolatedStudent, Limits
+from .style import style_notes
 from .tampering import find_tampering
 
 GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
 PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
-                 "public/notebook.py", "hidden_checks.py", "grading.py", "sandbox.py",
-                 "planning.py", "mistakes.py", "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
+                 "public/notebook.py", "public/fingerprints.py", "hidden_checks.py",
+                 "grading.py", "sandbox.py", "planning.py", "mistakes.py", "style.py",
+                 "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
                  "tampering.py")
 
 
@@ -101,7 +103,8 @@ def _grade(cells, seed, limits, tampering, language):
             if result.tags:  # diagnosed mistakes, e.g. "split_heads/reshape-without-transpose"
                 tests[-1]["tags"] = list(result.tags)
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
-                 "isolation": student.layers, "tampering": tampering, "language": language}
+                 "isolation": student.layers, "tampering": tampering, "language": language,
+                 "style": style_notes(cells, language)}
     return _result(tests, seed, extra)
 
 
@@ -217,4 +220,7 @@ def part_summary(result, part):
         points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
         detail = "" if test["output"] == "passed" else f" — {test['output']}"
         lines.append(f"{mark} {test['name']}{points}{detail}")
+    note = result["extra_data"].get("style", {}).get(part)
+    if lines and note:
+        lines.append(note)
     return "\n".join(lines)
