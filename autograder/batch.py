@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from rich.table import Table
 
 from . import __version__
+from .feedback import feedback_html, feedback_markdown
 from .grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
                       graders_hash)
 from .report import write_report
@@ -35,6 +36,12 @@ def find_submissions(folder):
             raise ValueError(f"two notebooks for {student}: {found[student]} and {path}")
         found[student] = path
     return found
+
+
+def write_feedback(folder, student, result):
+    """feedback.md and feedback.html next to the student's results.json."""
+    write_atomically(folder / "feedback.md", feedback_markdown(student, result))
+    write_atomically(folder / "feedback.html", feedback_html(student, result))
 
 
 def write_atomically(path, text):
@@ -83,6 +90,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
             task = progress.add_task("grading", total=len(todo))
             for student, result, cells in graded(todo, run_seed, jobs, dask, book):
                 write_atomically(out / student / "results.json", json.dumps(result, indent=1))
+                write_feedback(out / student, student, result)
                 if book is not None:
                     book.record(student, todo[student], result, cells)
                 results[student] = result

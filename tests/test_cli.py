@@ -160,3 +160,20 @@ def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
             local[student]["extra_data"]["submission_hash"]
     assert (tmp_path / "remote" / "grades.csv").read_text() == \
         (tmp_path / "local" / "grades.csv").read_text()
+
+
+def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_path):
+    from autograder.mistakes import CATALOGUE
+
+    out = tmp_path / "out"
+    done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6", "--quiet")
+    assert done.returncode == 0, done.stderr
+    hints = {m.id: m for ms in CATALOGUE.values() for m in ms}
+    markdown = (out / "bob_partly_correct" / "feedback.md").read_text(encoding="utf-8")
+    page = (out / "bob_partly_correct" / "feedback.html").read_text(encoding="utf-8")
+    assert "85 / 100" in markdown and "85 / 100" in page
+    for mistake in ("softmax/no-max-subtraction", "split_heads/reshape-without-transpose"):
+        assert hints[mistake].zh in markdown  # the sample notebooks are the Chinese release
+    assert "<pre>" in page and "<script" not in page
+    alice = (out / "alice_correct" / "feedback.md").read_text(encoding="utf-8")
+    assert "100 / 100" in alice and "✗" not in alice

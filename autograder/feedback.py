@@ -1,0 +1,63 @@
+"""A student's feedback file, in Markdown and in HTML, from one results.json.
+
+Per function: the points, each check's outcome, a named mistake with its hint, and a style
+note; then the quiz with its explanations. It holds what results.json holds, which never
+includes a hidden input, an expected value or the checks' code. Hand it out once grades
+are published: the hidden checks' outcomes and the quiz explanations are in it. The same
+per-function text is what nbgrader's generate_feedback shows in each test cell.
+"""
+
+import html
+
+from .grading import PARTS, part_summary
+
+WORDS = {
+    "zh": {"title": "mha 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",
+           "status": "状态", "unreadable": "这份提交无法评分"},
+    "en": {"title": "Feedback on the mha assignment", "total": "Auto-graded score",
+           "part": "part", "points": "points", "status": "status",
+           "unreadable": "This submission could not be graded"},
+}
+
+
+def _parts(result):
+    for part in PARTS:
+        tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
+        if tests:
+            earned = sum(t["score"] for t in tests)
+            possible = sum(t["max_score"] for t in tests)
+            yield part, earned, possible, part_summary(result, part)
+
+
+def feedback_markdown(student, result):
+    words = WORDS[result["extra_data"].get("language", "zh")]
+    extra = result["extra_data"]
+    lines = [f"# {words['title']}: {student}", "",
+             f"**{words['total']}: {result['score']:g} / {extra['max_score']:g}**", ""]
+    if not result["tests"]:
+        lines += [f"{words['unreadable']}: {result.get('output', extra.get('status'))}", ""]
+    for part, earned, possible, summary in _parts(result):
+        heading = f"## {part}" + (f" ({earned:g} / {possible:g})" if possible else "")
+        lines += [heading, "", "```", summary, "```", ""]
+    return "\n".join(lines)
+
+
+def feedback_html(student, result):
+    language = result["extra_data"].get("language", "zh")
+    words, extra = WORDS[language], result["extra_data"]
+    escape = html.escape
+    body = [f"<h1>{escape(words['title'])}: {escape(student)}</h1>",
+            f"<p><strong>{escape(words['total'])}: {result['score']:g} / "
+            f"{extra['max_score']:g}</strong></p>"]
+    if not result["tests"]:
+        body.append(f"<p>{escape(words['unreadable'])}: "
+                    f"{escape(str(result.get('output', extra.get('status'))))}</p>")
+    for part, earned, possible, summary in _parts(result):
+        points = f" ({earned:g} / {possible:g})" if possible else ""
+        body += [f"<h2>{escape(part)}{points}</h2>", f"<pre>{escape(summary)}</pre>"]
+    return ("<!DOCTYPE html>\n"
+            f'<html lang="{"zh-CN" if language == "zh" else "en"}"><head><meta charset="utf-8">'
+            f"<title>{escape(words['title'])}: {escape(student)}</title>"
+            "<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
+            "pre{white-space:pre-wrap;background:#f6f6f6;padding:.75rem}</style></head>\n"
+            "<body>\n" + "\n".join(body) + "\n</body></html>\n")
