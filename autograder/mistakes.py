@@ -127,10 +127,14 @@ def _concat_width_as_dk_h(H):
     return np.moveaxis(H, -3, -1).reshape(*H.shape[:-3], T, d_k * h)  # (..., T, d_k, h)
 
 
-def _mha(project=True, scale=None, heads=None):
+def _mha(project=True, scale=None, heads=None, flip_mask=False):
     """multi_head_attention with one step done wrong."""
     def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
         X = np.asarray(X)
+        if flip_mask:
+            if mask is None:
+                raise ValueError("this mistake needs a mask")
+            mask = np.swapaxes(np.asarray(mask, dtype=bool), -1, -2)
         Q, K, V = (ref.split_heads(X @ W, num_heads) for W in (W_q, W_k, W_v))
         if scale is not None:
             scores = Q @ np.swapaxes(K, -1, -2) / scale(X.shape[-1], num_heads)
@@ -232,6 +236,10 @@ CATALOGUE = {
                 _mha(scale=lambda d_model, h: h),
                 "缩放除以的是头数，应该是 √d_k。",
                 "Scaled by the number of heads; divide by √d_k."),
+        Mistake("multi_head_attention/mask-transposed", _mha(flip_mask=True),
+                "掩码被转置了（因果掩码的三角形朝向反了）：mask[i, j] 说的是第 i 个位置能否看第 j 个位置。",
+                "The mask is transposed (a causal triangle points the wrong way): mask[i, j] "
+                "says whether position i may see position j."),
         Mistake("multi_head_attention/weights-of-one-head",
                 (_mha(heads=lambda w: w[..., 0, :, :]), _mha(heads=lambda w: w[..., -1, :, :])),
                 "只返回了一个头（第一个或最后一个）的注意力权重：应该返回所有头的，形状 (..., h, T, T)。",

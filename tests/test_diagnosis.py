@@ -72,6 +72,9 @@ EDITS = {
          "        scores = np.where(mask, scores, -np.inf)\n"
          "    weights = softmax(scores, axis=-1)\n"
          "    heads = weights @ V")]),
+    "multi_head_attention/mask-transposed": ("multi_head_attention", [
+        ("mask = np.asarray(mask, dtype=bool)[..., None, :, :]",
+         "mask = np.swapaxes(np.asarray(mask, dtype=bool), -1, -2)[..., None, :, :]")]),
     "multi_head_attention/weights-of-one-head": ("multi_head_attention", [
         ("return output, weights", "return output, weights[..., -1, :, :]")]),
 }
