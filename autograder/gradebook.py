@@ -6,7 +6,7 @@ cells' outputs with ``cell_outputs``; the scores then come from nbgrader's own r
 (``determine_grade``, the checksum test for unanswered written cells). nbgrader's
 autograde spends about half a second per notebook on its own steps (metadata validation,
 one query per cell). Here the workers build the autograded notebooks in parallel, and
-one process writes the gradebook, once per submission.
+one process writes the gradebook, a hundred submissions per commit.
 
 Like nbgrader's OverwriteCells, the autograded notebook takes every locked cell's
 source and every cell's grading metadata from the gradebook's copy of the release, so
@@ -21,9 +21,6 @@ import shutil
 from pathlib import Path
 
 from .cell_outputs import TEST_CELL_PART, test_cell_outputs
-
-GRADING_KEYS = ("grade", "solution", "locked", "points", "grade_id", "schema_version", "task")
-
 
 def release_cells(course, assignment, notebook="mha"):
     """{grade_id: cell dict} of the release as nbgrader's gradebook stores it."""

@@ -1,7 +1,8 @@
 """Grading a submission in one round trip: plan every check's calls, run them, replay.
 
 The checks are plain Python that call ``student.call(...)`` one at a time. Asking the
-child one call at a time costs a round trip each, about 150 per submission. Instead:
+child one call at a time cost a round trip each, about 170 per submission, plus one per
+stand-in call. Instead:
 
 1. **Plan**: each check runs once against ``PlanningStudent``, which records every call
    and answers with the reference's result, so the check goes on to its last call.
@@ -47,7 +48,7 @@ class PlanningStudent:
 def _tracing(function, reference, answers):
     """``function`` with its calls of the other contract functions noted in ``answers``.
 
-    A copy with its own globals, so that nothing shared changes (grading runs in threads).
+    A copy with its own globals, so that the reference module itself never changes.
     """
     def noting(name):
         def wrapper(*args, **kwargs):
