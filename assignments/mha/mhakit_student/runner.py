@@ -73,19 +73,33 @@ def _width(text):
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-def format_table(rows):
+# The table's own words in the Chinese release keep the English beside them: the lesson
+# and the English release name the states in English.
+TABLE_WORDS = {
+    "zh": {"headers": ("函数 function", "状态 status", "说明 details"),
+           PASSED: "通过 passed", FAILED: "未通过 failed", NOT_IMPLEMENTED: "未实现 not yet implemented",
+           "summary": "{passed} of {total} parts pass. / {total} 个部分中有 {passed} 个通过。"},
+    "en": {"headers": ("function", "status", "details"),
+           PASSED: PASSED, FAILED: FAILED, NOT_IMPLEMENTED: NOT_IMPLEMENTED,
+           "summary": "{passed} of {total} parts pass."},
+}
+
+
+def format_table(rows, language=None):
     """A plain-text table, failures first, aligned for Chinese text too."""
+    words = TABLE_WORDS.get(language or LANGUAGE, TABLE_WORDS["en"])
     order = {FAILED: 0, NOT_IMPLEMENTED: 1, PASSED: 2}
     rows = sorted(rows, key=lambda row: order[row[1]])
-    headers = ("function", "status", "details")
-    widths = [max(_width(str(r[i])) for r in rows + [headers]) for i in range(2)]
+    shown = [(name, words[status], detail) for name, status, detail in rows]
+    headers = words["headers"]
+    widths = [max(_width(str(r[i])) for r in shown + [headers]) for i in range(2)]
     lines = []
-    for row in [headers] + rows:
+    for row in [headers] + shown:
         cells = [str(row[i]) + " " * (widths[i] - _width(str(row[i]))) for i in range(2)]
         lines.append("  ".join(cells + [str(row[2])]))
     lines.insert(1, "-" * (sum(widths) + 4 + 40))
     passed = sum(r[1] == PASSED for r in rows)
-    lines.append(f"\n{passed} of {len(rows)} parts pass.")
+    lines.append("\n" + words["summary"].format(passed=passed, total=len(rows)))
     return "\n".join(lines)
 
 
