@@ -99,9 +99,13 @@ def autograded_notebook(submitted, stored_cells, result):
     return notebook
 
 
-def write_autograded(course, assignment, student, submitted_path, stored_cells, result):
+def write_autograded(course, assignment, student, submitted_path, stored_cells, result,
+                     submitted=None):
     """autograded/<student>/<assignment>/: the submission's folder, its notebook graded.
+    ``submitted`` is the notebook as grading read it; without it, the file is read again.
     Runs in a grading worker; the caller writes the gradebook."""
+    from .grading import read_notebook
+
     target = Path(course) / "autograded" / student / assignment
     source_folder = Path(submitted_path).parent
     if target.exists():
@@ -112,8 +116,8 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
         shutil.copytree(release, target, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", "__pycache__", ".*"))
     path = target / Path(submitted_path).name
-    try:
-        submitted = json.loads(Path(submitted_path).read_text(encoding="utf-8"))
+    try:  # read_notebook, as grading does: an old (v3) notebook comes upgraded
+        submitted = read_notebook(submitted_path) if submitted is None else submitted
         if not isinstance(submitted, dict) or not isinstance(submitted.get("cells"), list):
             raise ValueError("not a notebook")
     except (OSError, ValueError):
@@ -244,10 +248,11 @@ def grade_into_autograded(path, seed, course, assignment, student, stored_cells)
     """A grading worker's job with --gradebook: the result, and the cells that carry
     grades or comments in the autograded notebook it wrote. (The worker does not score
     them itself: importing nbgrader would cost it seconds.)"""
-    from .grading import grade_notebook
+    from .grading import read_and_grade
 
-    result = grade_notebook(path, seed)
-    notebook = write_autograded(course, assignment, student, path, stored_cells, result)
+    result, submitted = read_and_grade(path, seed)
+    notebook = write_autograded(course, assignment, student, path, stored_cells, result,
+                                submitted)
     return result, _graded_cells(notebook)
 
 

@@ -168,6 +168,12 @@ def file_hash(path):
 
 
 def grade_notebook(path, seed=None, limits=None):
+    return read_and_grade(path, seed, limits)[0]
+
+
+def read_and_grade(path, seed=None, limits=None):
+    """(result, the notebook as read, or None when it could not be read)."""
+    notebook = None
     try:
         notebook = read_notebook(path)
         cells = graded_cells_of(notebook)
@@ -177,7 +183,7 @@ def grade_notebook(path, seed=None, limits=None):
         result = grade_cells(cells, seed, limits, find_tampering(notebook),
                              language_of(notebook))
     result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
-    return result
+    return result, notebook
 
 
 def grade_notebook_bytes(name, data, seed=None):

@@ -104,7 +104,7 @@ def test_the_english_release_grades_to_the_same_scores(course, autograded, tmp_p
 
 def _class_course(course, target):
     """A course with the release, a gradebook that knows only the release, and the sample
-    class plus a student who edited a locked test cell."""
+    class plus a student who edited a locked test cell and one who saved in format 3."""
     import shutil
 
     shutil.copytree(course, target, ignore=shutil.ignore_patterns(
@@ -119,6 +119,11 @@ def _class_course(course, target):
         if cell["metadata"].get("nbgrader", {}).get("grade_id") == "test_softmax":
             cell["source"] = "pass  # no test here"
     (edited / "mha.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    old_format = target / "submitted" / "gina_saves_format_3" / "mha"
+    shutil.copytree(target / "submitted" / "alice_correct" / "mha", old_format)
+    import nbformat
+    upgraded = nbformat.read(str(old_format / "mha.ipynb"), as_version=4)
+    nbformat.write(nbformat.convert(upgraded, 3), str(old_format / "mha.ipynb"), version=3)
     return target
 
 
@@ -146,7 +151,7 @@ def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp
 
     mine, theirs = _gradebook_rows(by_mhakit), _gradebook_rows(by_nbgrader)
     assert set(mine) == {"alice_correct", "bob_partly_correct", "carol_unimplemented",
-                         "dave_tries_to_cheat", "frank_edits_a_test"}
+                         "dave_tries_to_cheat", "frank_edits_a_test", "gina_saves_format_3"}
     assert mine == theirs  # every grade, every review flag, every comment
     grades, comments = mine["frank_edits_a_test"]
     test_softmax = next(g for g in grades if g[0] == "test_softmax")
