@@ -184,13 +184,12 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
     expected = getattr(solutions, name)(*args, **kwargs)
     got = student.call(name, *args, stand_ins=stand_ins, readonly=readonly, **kwargs)
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
-    tol = dict(TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)]), check_dtype=check_dtype)
+    tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
     shape_of = " and ".join(str(np.shape(a)) for a in args if isinstance(a, np.ndarray))
     try:
-        _expect(got, expected, name, shape_of, tol)
+        _expect(got, expected, name, shape_of, dict(tolerance, check_dtype=check_dtype))
     except CheckFailed as failure:
-        mistake = None if failure.tags else diagnose(name, args, kwargs, got, TOLERANCE.get(
-            dtype, TOLERANCE[np.dtype(np.float64)]))
+        mistake = None if failure.tags else diagnose(name, args, kwargs, got, tolerance)
         if mistake is None:
             raise
         language = getattr(student, "language", "zh")

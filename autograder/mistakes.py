@@ -34,9 +34,9 @@ class Mistake:
 
 
 def _softmax_no_shift(x, axis=-1):
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(np.asarray(x, dtype=float) if np.asarray(x).dtype.kind != "f" else x)
-        return e / np.sum(e, axis=axis, keepdims=True)
+    x = np.asarray(x)
+    e = np.exp(x if x.dtype.kind == "f" else x.astype(np.float64))
+    return e / np.sum(e, axis=axis, keepdims=True)  # diagnose() silences the overflow
 
 
 def _softmax_other_axis(x, axis=-1):

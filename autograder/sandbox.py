@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -514,6 +515,7 @@ class EncodedCalls:
         return data
 
 
+@lru_cache(maxsize=None)
 def parameters_of(function):
     """[name, has a default, default] per parameter, as the child binds a call with them."""
     return [[p.name, p.default is not p.empty, None if p.default is p.empty else p.default]

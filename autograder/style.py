@@ -40,9 +40,9 @@ def _walks_data(iterable):
     if isinstance(iterable, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Constant)):
         return False
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
-        if iterable.func.id in ("range", "enumerate", "zip", "reversed"):
-            return any(_walks_data(arg) for arg in iterable.args) or iterable.func.id == "range"
-    return True
+        if iterable.func.id in ("enumerate", "zip", "reversed"):
+            return any(_walks_data(arg) for arg in iterable.args)
+    return True  # range(...), a name, an attribute, any other call
 
 
 def _loops(function):
