@@ -23,7 +23,6 @@ Run it from the repository root:
 """
 
 import argparse
-import copy
 import json
 import os
 import statistics
@@ -38,13 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from autograder.grading import grade_cells, ordered_checks, reference_functions
-from autograder.public.framework import (
-    NotImplementedYet,
-    StudentRaised,
-    same_inputs,
-    short,
-    to_plain,
-)
+from autograder.public.framework import InProcessStudent
 from autograder.public.notebook import run_cells
 from autograder.public.runner import run_check
 from autograder.sample_class import sample_answers
@@ -60,11 +53,11 @@ BASELINE = "none"
 _MISSING = object()  # a contract function the student never defined
 
 
-class InProcessWithStandIns:
+class InProcessWithStandIns(InProcessStudent):
     """IsolatedStudent's interface, with the student's code in this very process.
 
-    Like the isolated handle (and unlike framework.InProcessStudent) it supports
-    ``stand_ins``: the other contract functions are the reference ones for that call.
+    framework.InProcessStudent, plus ``stand_ins``: for that call, the other contract
+    functions are the reference ones.
     """
 
     @property
@@ -72,33 +65,16 @@ class InProcessWithStandIns:
         return ["none"]
 
     def __init__(self, cells, reference):
-        self.namespace = {"__name__": "__student__"}
+        super().__init__({"__name__": "__student__"})
         self.load_errors = run_cells(cells, self.namespace)
         self.reference = reference
-        self.inputs_changed = False
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
-        func = self.namespace.get(name)
-        if not callable(func):
-            raise NotImplementedYet(f"{name} is not defined")
-        before = (args, kwargs)
-        args, kwargs = copy.deepcopy(before)
-        if readonly:
-            for value in list(args) + list(kwargs.values()):
-                if isinstance(value, np.ndarray):
-                    value.flags.writeable = False
         saved = self._stand_in(name) if stand_ins else {}
         try:
-            value = func(*args, **kwargs)
-        except NotImplementedError:
-            raise NotImplementedYet(f"{name} is not implemented yet") from None
-        except Exception as error:  # noqa: BLE001 - the student's mistake, reported as feedback
-            message = f"{name} raised {type(error).__name__}: {short(str(error))}"
-            raise StudentRaised(message) from None
+            return super().call(name, *args, readonly=readonly, **kwargs)
         finally:
             self._restore(saved)
-        self.inputs_changed = not same_inputs(before, (args, kwargs))
-        return to_plain(value)
 
     def _stand_in(self, name):
         """Put the reference in place of every other contract function; return what was there."""
@@ -113,9 +89,6 @@ class InProcessWithStandIns:
                 self.namespace.pop(other, None)
             else:
                 self.namespace[other] = value
-
-    def variable(self, name):
-        return self.namespace.get(name)
 
 
 def submissions(count):
