@@ -20,6 +20,7 @@ import solutions
 
 from . import lesson
 from .hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
+from .public.wording import pick
 from .tampering import LAYOUT_FILE, layout_of
 
 WRITTEN_POINTS = 1  # per optional written answer, graded by hand, on top of the 100
@@ -93,7 +94,7 @@ def _cells_for(item, lang):
                      metadata=_meta(f"answer_{item.variable}", solution=True))]
     if isinstance(item, lesson.Written):
         question = item.zh if lang == "zh" else item.en
-        model = QUIZ_EXPLANATIONS["quiz_" + item.id.split("_")[1]]
+        model = pick(QUIZ_EXPLANATIONS["quiz_" + item.id.split("_")[1]], lang)
         return [md(question, id=f"about_{item.id}"),
                 md(model, id=item.id, metadata=_meta(item.id, solution=True, grade=True,
                                                      points=WRITTEN_POINTS))]

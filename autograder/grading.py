@@ -28,7 +28,8 @@ GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
 PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
-                 "public/notebook.py", "public/fingerprints.py", "hidden_checks.py",
+                 "public/notebook.py", "public/fingerprints.py", "public/wording.py",
+                 "hidden_checks.py",
                  "grading.py", "sandbox.py", "planning.py", "mistakes.py", "style.py",
                  "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
                  "tampering.py")
@@ -218,6 +219,8 @@ def part_scores(result):
 
 def part_summary(result, part):
     """Feedback text for one part: each check's outcome, without any hidden input."""
+    language = result["extra_data"].get("language", "zh")
+    titles = {chk.name: chk.title(language) for chk in REGISTRY}
     lines = []
     for test in result["tests"]:
         if not test["name"].startswith(part + ":"):
@@ -225,7 +228,7 @@ def part_summary(result, part):
         mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
         points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
         detail = "" if test["output"] == "passed" else f" — {test['output']}"
-        lines.append(f"{mark} {test['name']}{points}{detail}")
+        lines.append(f"{mark} {titles.get(test['name'], test['name'])}{points}{detail}")
     note = result["extra_data"].get("style", {}).get(part)
     if lines and note:
         lines.append(note)

@@ -18,7 +18,8 @@ import solutions
 from .mistakes import diagnose
 from .public.fingerprints import MISTAKE_LABEL
 from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
-                               expect_inputs_unchanged, kind_of)
+                               expect_inputs_unchanged, kind_with_length)
+from .public.wording import language, pick, say, shapes_of
 
 # Points per function and how they split over the four checks.
 POINTS = {
@@ -185,27 +186,28 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
     got = student.call(name, *args, stand_ins=stand_ins, readonly=readonly, **kwargs)
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
     tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
-    shape_of = " and ".join(str(np.shape(a)) for a in args if isinstance(a, np.ndarray))
+    shapes = shapes_of([a for a in args if isinstance(a, np.ndarray)])
     try:
-        _expect(got, expected, name, shape_of, dict(tolerance, check_dtype=check_dtype))
+        _expect(got, expected, name, shapes, dict(tolerance, check_dtype=check_dtype))
     except CheckFailed as failure:
         mistake = None if failure.tags else diagnose(name, args, kwargs, got, tolerance)
         if mistake is None:
             raise
-        language = getattr(student, "language", "zh")
-        raise CheckFailed(f"{failure} — {MISTAKE_LABEL[language]}{mistake.text(language)}",
+        raise CheckFailed(f"{failure} — {MISTAKE_LABEL[language()]}{mistake.text(language())}",
                           tags=(mistake.id,)) from None
 
 
-def _expect(got, expected, name, shape_of, tol):
+def _expect(got, expected, name, shapes, tol):
     if name in PAIRS:
+        first, second = PAIRS[name]
         if not isinstance(got, (tuple, list)) or len(got) != 2:
-            raise CheckFailed(f"for inputs of shape {shape_of}, expected a pair "
-                              f"{PAIRS[name]}, got {kind_of(got)}")
+            raise CheckFailed(say("expected-pair-for-inputs", shapes=shapes, first=first,
+                                  second=second, kind=kind_with_length(got)))
         for g, e, part in zip(got, expected, PAIRS[name]):
-            expect_array(g, e, f"{part} for inputs of shape {shape_of}", **tol)
+            expect_array(g, e, say("for-inputs", part=part, shapes=shapes), **tol)
     else:
-        expect_array(got, expected, f"the result for inputs of shape {shape_of}", **tol)
+        expect_array(got, expected, say("for-inputs", part=say("the-result"), shapes=shapes),
+                     **tol)
 
 
 # ----------------------------------------------------------- the four checks
@@ -214,22 +216,24 @@ def _register(name, points):
     values, edge, float32, inputs = points
     cases = CASES[name]
 
-    @check(name, "matches the reference on random inputs", values, HIDDEN)
+    @check(name, "matches the reference on random inputs", values, HIDDEN,
+           zh="随机输入上与参考答案一致")
     def _values(student, rng):
         for args, kwargs in cases(rng, edge=False):
             compare(student, name, args, kwargs)
 
-    @check(name, "edge cases", edge, HIDDEN)
+    @check(name, "edge cases", edge, HIDDEN, zh="边界情况")
     def _edge(student, rng):
         for args, kwargs in cases(rng, edge=True):
             compare(student, name, args, kwargs)
 
-    @check(name, "float32 in, float32 out", float32, HIDDEN)
+    @check(name, "float32 in, float32 out", float32, HIDDEN, zh="输入 float32，输出也是 float32")
     def _float32(student, rng):
         for args, kwargs in cases(rng, edge=False):
             compare(student, name, tuple(_as_float32(a) for a in args), kwargs, check_dtype=True)
 
-    @check(name, "leaves its inputs unchanged, also when they are read-only", inputs, HIDDEN)
+    @check(name, "leaves its inputs unchanged, also when they are read-only", inputs, HIDDEN,
+           zh="不修改输入，输入只读时也能算")
     def _inputs(student, rng):
         # Every random case, so that this check too pays only for correct values; one
         # read-only call is enough, as any write into a read-only input raises.
@@ -240,7 +244,8 @@ def _register(name, points):
                 compare(student, name, args, kwargs, readonly=True)
 
     if name in ("attention", "multi_head_attention"):
-        @check(name, "also right with your own pieces (no points: feedback only)", 0, HIDDEN)
+        @check(name, "also right with your own pieces (no points: feedback only)", 0, HIDDEN,
+               zh="换成你自己写的各个函数也对（不计分，只作反馈）")
         def _own_pieces(student, rng):
             for args, kwargs in cases(rng, edge=False):
                 compare(student, name, args, kwargs, stand_ins=False)
@@ -255,24 +260,42 @@ for _name, _points in POINTS.items():
 # The answer keys live here only: never in the released notebook or the self-check.
 QUIZ_KEY = {"quiz_1": "B", "quiz_2": "C", "quiz_3": "C", "quiz_4": "D",
             "quiz_5": (1_048_576, 1_048_576), "quiz_6": 11.3137}
-# Shown in the feedback after grading, right or wrong.
+# Shown in the feedback after grading, right or wrong, in the notebook's language; also
+# the model answers of the written questions.
 QUIZ_EXPLANATIONS = {
-    "quiz_1": "一个 softmax 把三份 V 按比例混成一份，「借」分不清谁借出、谁借到；对调人名，结果几乎不变。"
-              " | One softmax blends the three V vectors into one, so 借 cannot tell the lender "
+    "quiz_1": {
+        "zh": "一个 softmax 把三份 V 按比例混成一份，「借」分不清谁借出、谁借到；对调人名，"
+              "结果几乎不变。",
+        "en": "One softmax blends the three V vectors into one, so 借 cannot tell the lender "
               "from the borrower; swapping the names barely changes the result.",
-    "quiz_2": "按顺序拼接（头 1 在前），再乘输出矩阵 W_o：变回 d_model 宽，并让各头的信息配合。残差连接属于"
-              "外面的 Transformer 层，不属于拼接。 | Concatenated in order (head 1 first), then "
-              "multiplied by W_o, which restores the width d_model and combines the heads. The "
-              "residual connection belongs to the surrounding Transformer layer, not to the concat.",
-    "quiz_3": "没有人分配：矩阵从随机开始，训练中各自学出分工，很多头还是多余的。 | Nobody assigns "
-              "them: the matrices start random and the heads specialise during training; many "
-              "turn out redundant.",
-    "quiz_4": "8 × 64 = 512：参数和乘加次数都和一个 512 宽的头相同，只是分给了 8 个各管一种关系的头。 | "
-              "8 × 64 = 512: the parameters and multiply-adds equal one head of width 512, shared "
-              "by 8 heads that each track one relation.",
-    "quiz_5": "4 × 512 × 512 = 1,048,576，两种情况一样：拆成头只是把同样的列分组。 | 4 × 512 × 512 "
-              "= 1,048,576 in both cases: splitting into heads only groups the same columns.",
-    "quiz_6": "√128 ≈ 11.31。 | √128 ≈ 11.31.",
+    },
+    "quiz_2": {
+        "zh": "按顺序拼接（头 1 在前），再乘输出矩阵 W_o：变回 d_model 宽，"
+              "并让各头的信息配合。残差连接属于外面的 Transformer 层，不属于拼接。",
+        "en": "Concatenated in order (head 1 first), then multiplied by W_o, which restores "
+              "the width d_model and combines the heads. The residual connection belongs to the "
+              "surrounding Transformer layer, not to the concat.",
+    },
+    "quiz_3": {
+        "zh": "没有人分配：矩阵从随机开始，训练中各自学出分工，很多头还是多余的。",
+        "en": "Nobody assigns them: the matrices start random and the heads specialise during "
+              "training; many turn out redundant.",
+    },
+    "quiz_4": {
+        "zh": "8 × 64 = 512：参数和乘加次数都和一个 512 宽的头相同，只是分给了 8 个"
+              "各管一种关系的头。",
+        "en": "8 × 64 = 512: the parameters and multiply-adds equal one head of width 512, "
+              "shared by 8 heads that each track one relation.",
+    },
+    "quiz_5": {
+        "zh": "4 × 512 × 512 = 1,048,576，两种情况一样：拆成头只是把同样的列分组。",
+        "en": "4 × 512 × 512 = 1,048,576 in both cases: splitting into heads only groups the "
+              "same columns.",
+    },
+    "quiz_6": {
+        "zh": "√128 ≈ 11.31。",
+        "en": "√128 ≈ 11.31.",
+    },
 }
 QUIZ_POINTS = {name: 2 for name in QUIZ_KEY}
 
@@ -293,11 +316,12 @@ def _right_number(answer, key, tolerance=0.5):
 
 
 def _register_question(number, variable):
-    @check("quiz", f"question {number}", QUIZ_POINTS[variable], HIDDEN)
+    @check("quiz", f"question {number}", QUIZ_POINTS[variable], HIDDEN, zh=f"第 {number} 题")
     def _question(student, _rng):
+        explanation = pick(QUIZ_EXPLANATIONS[variable])
         if not _right(variable, student.variable(variable)):
-            raise CheckFailed(f"not correct. {QUIZ_EXPLANATIONS[variable]}")
-        return QUIZ_EXPLANATIONS[variable]
+            raise CheckFailed(say("quiz-wrong", explanation=explanation))
+        return explanation
 
 
 for _number, _variable in enumerate(QUIZ_KEY, start=1):

@@ -18,6 +18,7 @@ import types
 import numpy as np
 
 from .public.framework import StudentRaised, to_plain
+from .public.wording import speaking
 from .sandbox import PlannedCall, deliver
 
 
@@ -66,8 +67,7 @@ def _tracing(function, reference, answers):
 class ReplayingStudent:
     """Hands out the planned calls' outcomes; anything unplanned goes to ``live``."""
 
-    def __init__(self, calls, outcomes, live, language="zh"):
-        self.language = language  # of the feedback
+    def __init__(self, calls, outcomes, live):
         self.planned = list(zip(calls, outcomes))
         self.next = 0
         self.live = live
@@ -139,7 +139,8 @@ def run_planned(checks, plans, student, rng_for, encoded=None, language="zh"):
     every_call = [call for calls in plans for call in calls]
     outcomes = iter(student.run_calls(every_call, encoded))
     results = []
-    for (index, chk), calls in zip(checks, plans):
-        replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student, language)
-        results.append(run_check(chk, replay, rng_for(index)))
+    with speaking(language):
+        for (index, chk), calls in zip(checks, plans):
+            replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student)
+            results.append(run_check(chk, replay, rng_for(index)))
     return results

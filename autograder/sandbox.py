@@ -29,6 +29,7 @@ from .child_runtime import (call_material, decode, encode, pack, seal_id, unpack
                             xor_stream)
 from .public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from .public.notebook import PREAMBLE
+from .public.wording import say
 
 RUNTIME_SOURCE = (Path(__file__).with_name("child_runtime.py")).read_text(encoding="utf-8")
 MAX_REPLY = 256 * 1024 * 1024
@@ -309,11 +310,11 @@ def deliver(call, outcome):
     if call.variable:
         return outcome.value if outcome.status == "returned" else None
     if outcome.status == "missing":
-        raise NotImplementedYet(f"{call.name} is not defined")
+        raise NotImplementedYet(say("not-defined", name=call.name))
     if outcome.status == "not_implemented":
-        raise NotImplementedYet(f"{call.name} is not implemented yet")
+        raise NotImplementedYet(say("not-implemented", name=call.name))
     if outcome.status == "raised":
-        raise StudentRaised(f"{call.name} raised {short(outcome.error)}")
+        raise StudentRaised(say("raised", name=call.name, error=short(outcome.error)))
     if outcome.status == "crashed":
         raise CheckFailed(outcome.error)
     return outcome.value

@@ -5,10 +5,12 @@ import json
 import pytest
 
 from autograder.build import fingerprints_text
+from autograder.hidden_checks import POINTS
 from autograder.mistakes import CATALOGUE
 from autograder.public import fingerprints, runner
 from autograder.public.framework import InProcessStudent
 from autograder.public.notebook import run_cells
+from autograder.public.wording import say, speaking
 from autograder.sample_class import reference_body
 
 from .conftest import ANSWER_ORDER, grade_answers
@@ -113,6 +115,53 @@ def test_each_mistake_is_named_as_itself(reference_answers, mistake_id, language
         t["max_score"] for t in result["tests"] if t["name"].startswith(function + ":"))
 
 
+# Mistakes any function can make, named by the checks themselves:
+# id -> (function, edits, whether a public check catches it too)
+GENERAL = {
+    "general/list-returned": ("dot_product", [
+        ("return np.sum(u * v, axis=-1)", "return np.sum(u * v, axis=-1).tolist()")], True),
+    "general/input-modified-in-place": ("softmax", [
+        ("shifted = x - np.max(x, axis=axis, keepdims=True)",
+         "x -= np.max(x, axis=axis, keepdims=True)\n    shifted = x")], True),
+    "general/float32-became-float64": ("softmax", [
+        ("x = np.asarray(x)", "x = np.asarray(x, dtype=np.float64)")], False),
+}
+GENERAL_WORDS = {  # a phrase of each message, in each language
+    "general/list-returned": {"zh": "Python 列表", "en": "Python list"},
+    "general/input-modified-in-place": {"zh": "原地修改", "en": "in place"},
+    "general/float32-became-float64": {"zh": "dtype 是 float64，应该是 float32",
+                                       "en": "dtype float64, expected float32"},
+}
+
+
+def edited(reference_answers, function, edits):
+    source = reference_body(function)
+    for old, new in edits:
+        assert old in source, old
+        source = source.replace(old, new, 1)
+    return dict(reference_answers, **{f"answer_{function}": source})
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("mistake_id", sorted(GENERAL))
+def test_general_mistakes_are_named_by_grader_and_self_check(reference_answers, mistake_id,
+                                                             language):
+    function, edits, public = GENERAL[mistake_id]
+    answers = edited(reference_answers, function, edits)
+    words = GENERAL_WORDS[mistake_id][language]
+    graded = grade_answers(answers, seed=17, language=language)
+    tagged = [t for t in graded["tests"] if mistake_id in t.get("tags", [])]
+    assert tagged and all(t["name"].startswith(function + ":") and t["status"] == "failed"
+                          and words in t["output"] for t in tagged)
+    # .tolist() of a single dot product is a Python float, which is float64 too.
+    also = {"general/float32-became-float64"} if mistake_id == "general/list-returned" else set()
+    assert {tag for t in graded["tests"] for tag in t.get("tags", [])} - also == {mistake_id}
+    assert graded["extra_data"]["parts"][function] < sum(POINTS[function])
+    checked = [r for r in self_check(answers, language) if mistake_id in r.tags]
+    assert bool(checked) == public
+    assert all(r.check.function == function and words in r.message for r in checked)
+
+
 def test_a_correct_submission_gets_no_diagnosis(reference_answers):
     result = grade_answers(reference_answers, seed=17)
     assert result["score"] == 100
@@ -134,22 +183,24 @@ def shipped_fingerprints(tmp_path, monkeypatch):
     fingerprints._table.cache_clear()
 
 
-def self_check(answers):
+def self_check(answers, language="zh"):
     namespace = {"__name__": "__student__"}
     run_cells([(cell, answers[cell]) for cell in ANSWER_ORDER if cell in answers], namespace)
-    return runner.public_results(InProcessStudent(namespace))
+    with speaking(language):
+        return runner.public_results(InProcessStudent(namespace))
 
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 @pytest.mark.parametrize("mistake_id", sorted(EDITS))
 def test_the_self_check_names_what_its_checks_catch_from_fingerprints_alone(
-        shipped_fingerprints, reference_answers, monkeypatch, mistake_id, language):
-    monkeypatch.setattr(runner, "LANGUAGE", language)
-    results = self_check(wrong_answers(reference_answers, mistake_id))
+        shipped_fingerprints, reference_answers, mistake_id, language):
+    results = self_check(wrong_answers(reference_answers, mistake_id), language)
     function = EDITS[mistake_id][0]
     # Caught with a wrong value; a function that raised has no output to recognise.
+    with speaking(language):
+        raised = say("raised", name=function, error="")
     caught = [r for r in results if r.status == "failed" and r.check.function == function
-              and f"{function} raised" not in r.message]
+              and raised not in r.message]
     named = {tag for r in results for tag in r.tags if not tag.startswith("general/")}
     assert named <= {mistake_id}  # never a wrong name
     if caught:  # a public check sees the mistake: it is named there

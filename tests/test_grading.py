@@ -3,7 +3,7 @@
 import pytest
 
 import solutions
-from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_POINTS
 from autograder.sample_class import WRONG_ANSWER
 from autograder.sandbox import Limits
 
@@ -149,10 +149,12 @@ def test_the_input_transformer_trick_earns_nothing():
 
 
 def test_the_quiz_pays_for_the_right_answers_only(reference_answers):
-    wrong = grade_answers(dict(reference_answers, answer_quiz_1=f'quiz_1 = "{WRONG_ANSWER}"'))
-    assert parts(wrong)["quiz"] == FULL["quiz"] - QUIZ_POINTS["quiz_1"]
-    explained = next(t for t in wrong["tests"] if t["name"] == "quiz: question 1")
-    assert explained["output"].startswith("not correct.") and len(explained["output"]) > 40
+    wrong = dict(reference_answers, answer_quiz_1=f'quiz_1 = "{WRONG_ANSWER}"')
+    for language, verdict in (("zh", "不对。"), ("en", "not correct. ")):
+        graded = grade_answers(wrong, language=language)
+        assert parts(graded)["quiz"] == FULL["quiz"] - QUIZ_POINTS["quiz_1"]
+        explained = next(t for t in graded["tests"] if t["name"] == "quiz: question 1")
+        assert explained["output"] == verdict + QUIZ_EXPLANATIONS["quiz_1"][language]
     forgiving = dict(reference_answers, answer_quiz_1='quiz_1 = " b "',
                      answer_quiz_5="quiz_5 = [4 * 512 ** 2, 4 * 512 ** 2]",
                      answer_quiz_6="quiz_6 = math.sqrt(128)")

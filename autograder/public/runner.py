@@ -8,8 +8,8 @@ from . import checks as _registered  # noqa: F401 - importing registers the publ
 from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
                         NotImplementedYet, short)
 from .fingerprints import MISTAKE_LABEL, name_mistake
-from .language import LANGUAGE
 from .notebook import graded_cells, run_cells
+from .wording import language, say
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
 
@@ -39,14 +39,14 @@ def run_check(check, student, rng=None):
     except CheckFailed as failure:
         message, tags = str(failure), failure.tags
         last_call = getattr(student, "last_call", None)
-        named = None if tags or not last_call else name_mistake(*last_call, LANGUAGE)
+        named = None if tags or not last_call else name_mistake(*last_call, language())
         if named:
             tags = (named[0],)
-            message = f"{message} — {MISTAKE_LABEL.get(LANGUAGE, '')}{named[1]}"
+            message = f"{message} — {MISTAKE_LABEL[language()]}{named[1]}"
         return Result(check, FAILED, short(message, 600), tags)
     except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
-        return Result(check, FAILED, f"the result could not be checked "
-                                     f"({type(error).__name__}: {short(str(error), 200)})")
+        return Result(check, FAILED, say("unchecked", error=f"{type(error).__name__}: "
+                                                           f"{short(str(error), 200)}"))
     return Result(check, PASSED, note if isinstance(note, str) else "")
 
 
@@ -59,12 +59,12 @@ def summarize(results):
             continue
         first_bad = next((r for r in mine if r.status != PASSED), None)
         if first_bad is None:
-            rows.append((function, PASSED, f"{len(mine)}/{len(mine)} checks"))
+            rows.append((function, PASSED, say("all-pass", count=len(mine))))
         else:
             passed = sum(r.status == PASSED for r in mine)
             status = NOT_IMPLEMENTED if passed == 0 and first_bad.status == NOT_IMPLEMENTED else FAILED
             detail = first_bad.message if status == NOT_IMPLEMENTED else (
-                f"{first_bad.check.name} — {first_bad.message}")
+                f"{first_bad.check.title()} — {first_bad.message}")
             rows.append((function, status, detail))
     return rows
 
@@ -85,9 +85,9 @@ TABLE_WORDS = {
 }
 
 
-def format_table(rows, language=None):
+def format_table(rows, chosen=None):
     """A plain-text table, failures first, aligned for Chinese text too."""
-    words = TABLE_WORDS.get(language or LANGUAGE, TABLE_WORDS["en"])
+    words = TABLE_WORDS[chosen or language()]
     order = {FAILED: 0, NOT_IMPLEMENTED: 1, PASSED: 2}
     rows = sorted(rows, key=lambda row: order[row[1]])
     shown = [(name, words[status], detail) for name, status, detail in rows]

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .wording import language, say
+
 PUBLIC, HIDDEN = "public", "hidden"
 
 
@@ -41,19 +43,26 @@ class Check:
     points: float
     tier: str
     run: callable = field(repr=False)
+    name_zh: str = ""  # the Chinese of ``name``; ``name`` itself stays the stable id
+
+    def title(self, chosen=None):
+        """The check's name in the feedback's language."""
+        if (chosen or language()) == "zh" and self.name_zh:
+            return f"{self.function}: {self.name_zh}"
+        return self.name
 
 
 REGISTRY = []
 
 
-def check(function, name, points=0.0, tier=PUBLIC):
+def check(function, name, points=0.0, tier=PUBLIC, zh=""):
     """Register ``run(student, rng)`` as a check of ``function``.
 
-    ``name`` starts with the function (``"softmax: rows sum to 1"``), which is also how
-    results.json names the test.
+    The full name starts with the function (``"softmax: rows sum to 1"``); it is how
+    results.json names the test, in both languages. ``zh`` is the Chinese for the feedback.
     """
     def register(run):
-        REGISTRY.append(Check(function, f"{function}: {name}", float(points), tier, run))
+        REGISTRY.append(Check(function, f"{function}: {name}", float(points), tier, run, zh))
         return run
     return register
 
@@ -91,7 +100,7 @@ class InProcessStudent:
             raise RuntimeError("reference stand-ins exist only on the instructor's side")
         func = self.namespace.get(name)
         if not callable(func):
-            raise NotImplementedYet(f"{name} is not defined")
+            raise NotImplementedYet(say("not-defined", name=name))
         before = (args, kwargs)
         args, kwargs = copy.deepcopy(before)
         if readonly:
@@ -101,9 +110,10 @@ class InProcessStudent:
         try:
             value = func(*args, **kwargs)
         except NotImplementedError:
-            raise NotImplementedYet(f"{name} is not implemented yet") from None
+            raise NotImplementedYet(say("not-implemented", name=name)) from None
         except Exception as error:  # the student's mistake, reported as feedback
-            raise StudentRaised(f"{name} raised {type(error).__name__}: {short(str(error))}") from None
+            raise StudentRaised(say("raised", name=name, error=f"{type(error).__name__}: "
+                                                                 f"{short(str(error))}")) from None
         self.inputs_changed = not same_inputs(before, (args, kwargs))
         value = to_plain(value)
         self.last_call = (name, before[0], before[1], value)  # for naming a mistake
@@ -132,8 +142,14 @@ def kind_of(value):
     """What a value is, for feedback. Never the text of a returned string: a function
     could return its hidden inputs as text, and the feedback would show them."""
     if isinstance(value, str):
-        return "a str, or an object that is not a plain value"
+        return say("a-string")
     return type(value).__name__
+
+
+def kind_with_length(value):
+    if isinstance(value, (tuple, list)):
+        return say("of-length", kind=kind_of(value), count=len(value))
+    return kind_of(value)
 
 
 def short(text, limit=200):
@@ -152,46 +168,52 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
     """
     expected = np.asarray(expected)
     if got is None:
-        raise CheckFailed(f"{what} is None: does the function end with `return`?")
+        raise CheckFailed(say("returned-none", what=what))
     if isinstance(got, str):
-        raise CheckFailed(f"{what} is {kind_of(got)}, expected a NumPy array")
+        raise CheckFailed(say("not-an-array", what=what, kind=kind_of(got)))
     if isinstance(got, tuple):
-        raise CheckFailed(f"{what} is a tuple of {len(got)} items, expected one array")
+        raise CheckFailed(say("tuple-not-array", what=what, count=len(got)))
     if isinstance(got, list):
-        got = np.asarray(got)
+        # A list with the right numbers is still the wrong type: the next step would
+        # need `.shape` or broadcasting. The values are compared first, so a wrong list
+        # gets the message about its numbers.
+        as_array = np.asarray(got)
+        if as_array.dtype.kind not in "biuf" or as_array.shape != expected.shape:
+            got = as_array
+        else:
+            expect_array(as_array, expected, what, rtol, atol, check_dtype=False)
+            raise CheckFailed(say("list-not-array", what=what), tags=("general/list-returned",))
     got = np.asarray(got)
     if got.shape != expected.shape:
-        raise CheckFailed(f"{what} has shape {got.shape}, expected {expected.shape}")
+        raise CheckFailed(say("wrong-shape", what=what, got=got.shape, expected=expected.shape))
     if got.dtype.kind not in "biuf":
-        raise CheckFailed(f"{what} has dtype {got.dtype}, expected real numbers")
+        raise CheckFailed(say("not-real", what=what, got=got.dtype))
     if check_dtype and got.dtype != expected.dtype:
         tag = (f"general/{expected.dtype}-became-{got.dtype}" if got.dtype.kind == "f"
                else "general/wrong-dtype")
-        raise CheckFailed(f"{what} has dtype {got.dtype}, expected {expected.dtype} "
-                          f"(a {expected.dtype} input should give a {expected.dtype} result)",
+        raise CheckFailed(say("wrong-dtype", what=what, got=got.dtype, expected=expected.dtype),
                           tags=(tag,))
     if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
         share = np.mean(~np.isfinite(got))
-        raise CheckFailed(f"{what} contains NaN or inf in {share:.0%} of its entries")
+        raise CheckFailed(say("not-finite", what=what, share=f"{share:.0%}"))
     got64, exp64 = got.astype(np.float64), expected.astype(np.float64)
     close = np.isclose(got64, exp64, rtol=rtol, atol=atol)
     if not np.all(close):
         error = np.abs(got64 - exp64) / np.maximum(np.abs(exp64), atol)
-        raise CheckFailed(f"{what} has the right shape but wrong values: "
-                          f"{np.mean(~close):.0%} of entries are off, "
-                          f"largest relative error {np.max(error):.2g}")
+        raise CheckFailed(say("wrong-values", what=what, share=f"{np.mean(~close):.0%}",
+                              error=f"{np.max(error):.2g}"))
     return got
 
 
 def expect_pair(got, expected, names, **compare):
     """For functions that return two arrays, such as (output, weights)."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        raise CheckFailed(f"expected a pair ({names[0]}, {names[1]}), got {kind_of(got)}"
-                          + (f" of length {len(got)}" if isinstance(got, (tuple, list)) else ""))
+        raise CheckFailed(say("not-a-pair", first=names[0], second=names[1],
+                              kind=kind_with_length(got)))
     return tuple(expect_array(g, e, n, **compare) for g, e, n in zip(got, expected, names))
 
 
 def expect_inputs_unchanged(student, name):
     if student.inputs_changed:
-        raise CheckFailed(f"{name} modified one of its inputs in place; work on a copy or "
-                          "build a new array instead", tags=("general/input-modified-in-place",))
+        raise CheckFailed(say("input-modified", name=name),
+                          tags=("general/input-modified-in-place",))

@@ -1,0 +1,118 @@
+"""The feedback's words, in Chinese and in English, with the same meaning in both.
+
+Every message a check gives is made by ``say``. It speaks the release's language
+(``language.LANGUAGE``, which the build writes), unless the grader, which grades both
+releases, chooses one with ``speaking``. The terms follow the article: 点积 (dot
+product), 缩放 (scaling), 拆分 (split), 拼接 (concat), 输出矩阵 (the output matrix W_o).
+"""
+
+import contextlib
+import contextvars
+
+from .language import LANGUAGE
+
+LANGUAGES = ("zh", "en")
+_current = contextvars.ContextVar("mhakit_language", default=LANGUAGE)
+
+# key -> (Chinese, English). Fields in braces are filled in by ``say``.
+TEXTS = {
+    # comparing a result: shape first, then dtype, then values
+    "returned-none": ("{what} 是 None：函数最后是不是少了 `return`？",
+                      "{what} is None: does the function end with `return`?"),
+    "not-an-array": ("{what} 是{kind}，应该是 NumPy 数组",
+                     "{what} is {kind}, expected a NumPy array"),
+    "list-not-array": ("{what} 是 Python 列表（list），应该直接返回 NumPy 数组，不要转成列表",
+                       "{what} is a Python list; return the NumPy array itself, not a list"),
+    "tuple-not-array": ("{what} 是有 {count} 项的元组，应该是一个数组",
+                        "{what} is a tuple of {count} items, expected one array"),
+    "wrong-shape": ("{what} 的形状是 {got}，应该是 {expected}",
+                    "{what} has shape {got}, expected {expected}"),
+    "not-real": ("{what} 的 dtype 是 {got}，应该是实数",
+                 "{what} has dtype {got}, expected real numbers"),
+    "wrong-dtype": ("{what} 的 dtype 是 {got}，应该是 {expected}（{expected} 的输入应该得到 "
+                    "{expected} 的结果）",
+                    "{what} has dtype {got}, expected {expected} (a {expected} input should "
+                    "give a {expected} result)"),
+    "not-finite": ("{what} 有 {share} 的元素是 NaN 或 inf",
+                   "{what} contains NaN or inf in {share} of its entries"),
+    "wrong-values": ("{what} 形状对，数值不对：{share} 的元素有偏差，最大相对误差 {error}",
+                     "{what} has the right shape but wrong values: {share} of entries are "
+                     "off, largest relative error {error}"),
+    "not-a-pair": ("应该返回一对 ({first}, {second})，实际返回的是 {kind}",
+                   "expected a pair ({first}, {second}), got {kind}"),
+    "of-length": ("{kind}（长度 {count}）", "{kind} of length {count}"),
+    "a-string": ("字符串，或不是普通数值的对象", "a str, or an object that is not a plain value"),
+    "input-modified": ("{name} 原地修改了一个输入：请在副本上计算，或者新建数组",
+                       "{name} modified one of its inputs in place; work on a copy or build "
+                       "a new array instead"),
+    "for-inputs": ("输入形状为 {shapes} 时的 {part}", "{part} for inputs of shape {shapes}"),
+    "the-result": ("结果", "the result"),
+    "and": (" 和 ", " and "),
+    "expected-pair-for-inputs": ("输入形状为 {shapes} 时，应该返回一对 ({first}, {second})，"
+                                 "实际返回的是 {kind}",
+                                 "for inputs of shape {shapes}, expected a pair ({first}, "
+                                 "{second}), got {kind}"),
+    # calling the student's function
+    "not-defined": ("{name} 还没有定义", "{name} is not defined"),
+    "not-implemented": ("{name} 还没有实现", "{name} is not implemented yet"),
+    "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
+    "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
+    "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),
+    # the public checks' own findings
+    "rows-sum-to-one": ("{what} 的每一行加起来应该是 1，实际在 {low} 到 {high} 之间",
+                        "the rows of {what} should sum to 1, but they sum to values between "
+                        "{low} and {high}"),
+    "integer-dot": ("整数向量的点积得到了 dtype {dtype}：整数相乘再求和，NumPy 给出的是整数",
+                    "integer vectors gave dtype {dtype}; NumPy's sum of integer products is "
+                    "an integer"),
+    "split-expected-valueerror": ("应该抛出 ValueError，但是{message}",
+                                  "expected a ValueError, but {message}"),
+    "split-name-both": ("ValueError 的说明里要写出 d_model（10）和 num_heads（4）",
+                        "the ValueError should name d_model (10) and num_heads (4)"),
+    "split-returned": ("split_heads(X, d_model=10, num_heads=4) 正常返回了；10 列没法平均拆分成 "
+                       "4 个头，应该抛出 ValueError",
+                       "split_heads(X with d_model=10, num_heads=4) returned; it should raise "
+                       "ValueError, since 10 columns do not split into 4 equal heads"),
+    # the quiz
+    "quiz-not-started": ("测验还没有作答", "the quiz is not answered yet"),
+    "quiz-unanswered": ("还没有作答：{names}", "not answered yet: {names}"),
+    "quiz-choice": ("{question} 应该是 {choices} 之一", "{question} should be one of {choices}"),
+    "quiz-pair": ("quiz_5 应该是两个数：(8 个头的参数量, 1 个头的参数量)",
+                  "quiz_5 should be a pair of numbers: (with 8 heads, with 1 head)"),
+    "quiz-number": ("quiz_6 应该是一个数", "quiz_6 should be a number"),
+    "quiz-wrong": ("不对。{explanation}", "not correct. {explanation}"),
+}
+
+
+def language():
+    """The language the feedback speaks right now."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def speaking(chosen):
+    """Speak ``chosen`` ("zh" or "en") inside the block."""
+    if chosen not in LANGUAGES:
+        raise ValueError(f"unknown language {chosen!r}; expected one of {LANGUAGES}")
+    token = _current.set(chosen)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def pick(texts, chosen=None):
+    """The text of a {"zh": ..., "en": ...} pair (or a (zh, en) tuple) for the language."""
+    chosen = chosen or language()
+    if isinstance(texts, dict):
+        return texts.get(chosen, texts["en"])
+    return texts[LANGUAGES.index(chosen)]
+
+
+def say(key, **fields):
+    return pick(TEXTS[key]).format(**fields)
+
+
+def shapes_of(arrays):
+    """The shapes of the arrays among ``arrays``, joined with the language's "and"."""
+    return say("and").join(str(a.shape) for a in arrays if hasattr(a, "shape"))
