@@ -20,6 +20,7 @@ from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
 from .planning import plan, run_planned
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
+from .public.wording import speaking
 from .sandbox import EncodedCalls, IsolatedStudent, Limits
 from .style import style_notes
 from .tampering import find_tampering
@@ -89,7 +90,8 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):
 def _grade(cells, seed, limits, tampering, language):
     tests = []
     checks = ordered_checks()
-    with IsolatedStudent(cells, reference_functions(), limits or Limits.from_environment()) as student:
+    limits = limits or Limits.from_environment()
+    with speaking(language), IsolatedStudent(cells, reference_functions(), limits) as student:
         plans, encoded = prepared_for(seed)
         results = run_planned(checks, plans, student, _inputs_for(seed), encoded, language)
         for (_, chk), result in zip(checks, results):

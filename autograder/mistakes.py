@@ -263,6 +263,13 @@ def diagnose(function, args, kwargs, got, tolerance):
     return None
 
 
+def name_by_variants(function, args, kwargs, got, language):
+    """What fingerprints.name_mistake gives the self-check, from the variants themselves:
+    (mistake id, hint in ``language``) or None."""
+    mistake = diagnose(function, args, kwargs, got, dict(rtol=1e-6, atol=1e-9))
+    return None if mistake is None else (mistake.id, mistake.text(language))
+
+
 def _same_output(got, wrong, tolerance):
     if isinstance(wrong, tuple):
         return (isinstance(got, (tuple, list)) and len(got) == len(wrong)

@@ -72,6 +72,7 @@ class ReplayingStudent:
         self.next = 0
         self.live = live
         self.inputs_changed = False
+        self.last_call = None  # for naming a mistake, as in the self-check
 
     def _take(self, wanted):
         for index in range(self.next, len(self.planned)):
@@ -87,9 +88,11 @@ class ReplayingStudent:
         if outcome is None:
             value = self.live.call(name, *args, readonly=readonly, stand_ins=stand_ins, **kwargs)
             self.inputs_changed = self.live.inputs_changed
-            return value
-        self.inputs_changed = outcome.inputs_changed
-        return deliver(wanted, outcome)
+        else:
+            self.inputs_changed = outcome.inputs_changed
+            value = deliver(wanted, outcome)
+        self.last_call = (name, args, kwargs, value)
+        return value
 
     def variable(self, name):
         wanted = PlannedCall(name, variable=True)
@@ -134,13 +137,14 @@ def run_planned(checks, plans, student, rng_for, encoded=None, language="zh"):
     ``rng_for(index)`` gives a fresh generator with the same seed on every call, so that
     planning and replaying draw the same inputs.
     """
+    from .mistakes import name_by_variants
     from .public.runner import run_check
 
     every_call = [call for calls in plans for call in calls]
-    outcomes = iter(student.run_calls(every_call, encoded))
     results = []
-    with speaking(language):
+    with speaking(language):  # the child's crashes are described in it too
+        outcomes = iter(student.run_calls(every_call, encoded))
         for (index, chk), calls in zip(checks, plans):
             replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student)
-            results.append(run_check(chk, replay, rng_for(index)))
+            results.append(run_check(chk, replay, rng_for(index), name_by_variants))
     return results

@@ -122,7 +122,7 @@ class ChildProcess:
             while view:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([], [self.to_child], [], left)[1]:
-                    raise ChildGone("stopped reading its requests")
+                    raise ChildGone(say("gone-not-reading"))
                 try:
                     view = view[os.write(self.to_child, view):]
                 except BlockingIOError:
@@ -135,7 +135,7 @@ class ChildProcess:
         while len(self.buffer) < size:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.from_child], [], [], left)[0]:
-                raise ChildGone(f"took longer than {self.limits.call_seconds:g} s")
+                raise ChildGone(say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}"))
             chunk = os.read(self.from_child, 1 << 20)
             if not chunk:
                 raise ChildGone(self.describe_exit())
@@ -147,7 +147,7 @@ class ChildProcess:
     def _frame(self, deadline):
         (size,) = struct.unpack(">Q", self._read(8, deadline))
         if size > MAX_REPLY:
-            raise ChildGone("sent a reply larger than the grader accepts")
+            raise ChildGone(say("gone-too-large"))
         return self._read(size, deadline)
 
     def receive(self, deadline):
@@ -162,7 +162,7 @@ class ChildProcess:
         except ChildGone:
             raise
         except Exception as error:  # garbage from the child: it is no longer trusted
-            raise ChildGone(f"broke the grading protocol ({type(error).__name__})") from error
+            raise ChildGone(say("gone-protocol") + f" ({type(error).__name__})") from error
         return header, arrays
 
     def _until_pipe_closes(self, deadline):
@@ -179,7 +179,7 @@ class ChildProcess:
         try:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            return "stopped answering"
+            return say("gone-silent")
         return describe_code(code)
 
     def close(self):
@@ -204,13 +204,13 @@ class ChildProcess:
 
 def describe_code(code):
     if not isinstance(code, int):
-        return "ended the Python process"
+        return say("gone-exited")
     if code == 70:  # child_zygote.CONFINEMENT_FAILED
-        return "could not be started inside the jail (a problem of the grading machine)"
+        return say("gone-no-jail")
     signal_number = -code if code < 0 else code - 128 if code > 128 else 0
     if signal_number:
-        return f"was killed by signal {signal_number} (out of memory or CPU time?)"
-    return f"ended the Python process (exit code {code})"
+        return say("gone-killed", signal=signal_number)
+    return say("gone-exited") + f" (exit code {code})"
 
 
 class ZygoteChild:
@@ -364,15 +364,14 @@ class IsolatedStudent:
         if self.child is not None:
             return
         if len(self.crashes) > self.limits.max_restarts:
-            raise CheckFailed(f"not run: the code crashed the grading process too often "
-                              f"({self.crashes[-1]})")
+            raise CheckFailed(say("crashed-too-often", last=self.crashes[-1]))
         self.child = ChildProcess(self.limits)
         self._layers = self.child.layers
         try:
             self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells})
             header, _ = self.child.receive(self._deadline())
         except ChildGone as gone:
-            self._lost(f"while running the answer cells, the code {gone}")
+            self._lost(say("gone-while-loading", gone=gone))
             raise CheckFailed(self.crashes[-1]) from None
         self.load_errors = {str(k): str(v) for k, v in (header.get("errors") or {}).items()}
 
@@ -403,8 +402,8 @@ class IsolatedStudent:
                 call = calls[index]
                 if not call.variable and (call.name, call.stand_ins) in self.crashed:
                     reason = self.crashed[call.name, call.stand_ins]
-                    outcomes[index] = Outcome("crashed", error=f"{call.name}: not run again, "
-                                                               f"since it {reason}")
+                    outcomes[index] = Outcome("crashed", error=say("not-run-again",
+                                                                   name=call.name, gone=reason))
                 else:
                     todo.append(index)
             if not todo:
@@ -431,11 +430,11 @@ class IsolatedStudent:
         except ChildGone as gone:
             call = calls[current]
             if call.variable:
-                self._lost(f"the code {gone}")
+                self._lost(say("gone", gone=gone))
             else:
                 # Only this function is skipped from now on; the others get a fresh child.
                 self.crashed[call.name, call.stand_ins] = str(gone)
-                self._lost(f"{call.name}: the code {gone}")
+                self._lost(f"{call.name}: " + say("gone", gone=gone))
             outcomes[current] = Outcome("crashed", error=self.crashes[-1])
             return current + 1
         return len(calls)
@@ -447,7 +446,7 @@ class IsolatedStudent:
             if header.get("op") == "done":
                 return header, arrays
             if header.get("op") != "reference":
-                raise ChildGone("broke the grading protocol")
+                raise ChildGone(say("gone-protocol"))
             self._answer_reference(header, arrays, allowed)
 
     def _answer_reference(self, header, arrays, allowed):
@@ -526,7 +525,7 @@ def parameters_of(function):
 def _outcome(header, returned):
     status = header.get("status")
     if status not in ("returned", "missing", "not_implemented", "raised"):
-        raise ChildGone("broke the grading protocol")
+        raise ChildGone(say("gone-protocol"))
     return Outcome(status, value=_decode_safely(header.get("value"), returned),
                    error=str(header.get("error")), inputs_changed=header.get("inputs_changed") is not False)
 

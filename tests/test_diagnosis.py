@@ -209,6 +209,19 @@ def test_the_self_check_names_what_its_checks_catch_from_fingerprints_alone(
         assert all(hint in r.message for r in results if mistake_id in r.tags)
 
 
+@pytest.mark.parametrize("mistake_id", sorted(EDITS))
+def test_the_graders_public_checks_name_what_the_self_check_names(
+        shipped_fingerprints, reference_answers, mistake_id):
+    """One diagnosis on both sides: fingerprints in the student's copy, the variants
+    they were made from in the grader, the same public check naming the same mistake."""
+    answers = wrong_answers(reference_answers, mistake_id)
+    in_self_check = {r.check.name: r.tags for r in self_check(answers, "en") if r.tags}
+    graded = grade_answers(answers, seed=17, language="en")
+    in_grader = {t["name"]: tuple(t["tags"]) for t in graded["tests"]
+                 if t["visibility"] == "visible" and t.get("tags")}
+    assert in_grader == in_self_check
+
+
 def test_the_self_check_names_most_mistakes(shipped_fingerprints, reference_answers):
     named = {mistake_id for mistake_id in EDITS
              if any(mistake_id in r.tags

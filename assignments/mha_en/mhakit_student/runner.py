@@ -30,8 +30,12 @@ class Result:
         return self.check.points if self.status == PASSED else 0.0
 
 
-def run_check(check, student, rng=None):
-    """A check passes by returning; what it returns (if anything) is a note to show."""
+def run_check(check, student, rng=None, namer=name_mistake):
+    """A check passes by returning; what it returns (if anything) is a note to show.
+
+    A failure that names no mistake itself is given to ``namer`` with the last call:
+    from fingerprints in the self-check, from the wrong variants in the grader.
+    """
     try:
         note = check.run(student, rng)
     except NotImplementedYet as missing:
@@ -39,7 +43,7 @@ def run_check(check, student, rng=None):
     except CheckFailed as failure:
         message, tags = str(failure), failure.tags
         last_call = getattr(student, "last_call", None)
-        named = None if tags or not last_call else name_mistake(*last_call, language())
+        named = None if tags or not last_call else namer(*last_call, language())
         if named:
             tags = (named[0],)
             message = f"{message} — {MISTAKE_LABEL[language()]}{named[1]}"
