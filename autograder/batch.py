@@ -53,7 +53,7 @@ def write_atomically(path, text):
 
 
 def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, dask=None,
-                 gradebook=None):
+                 gradebook=None, language=None):
     """Grade every submission; write <out>/<student>/results.json, grades.csv and a report.
 
     A result already on disk is kept when it is for the same notebook, graded by the
@@ -61,7 +61,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     stopped halfway resumes where it stopped. ``fresh`` regrades everything. ``dask``, a
     scheduler's address, spreads the grading over a Dask cluster instead of local processes.
     ``gradebook``, an nbgrader course folder, also puts every grade into its gradebook and
-    autograded/ folder, as ``nbgrader autograde`` would.
+    autograded/ folder, as ``nbgrader autograde`` would. ``language`` ("zh" or "en") sets
+    the feedback's language; by default each notebook's own.
 
     Scripts that call this must guard their top level with ``if __name__ == "__main__":``,
     since the grading workers are started afresh (multiprocessing's forkserver).
@@ -71,7 +72,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
         raise ValueError(f"no notebooks found under {folder}")
     out = Path(out)
     results = {} if fresh else {student: kept for student, path in submissions.items()
-                                if (kept := reusable(out / student / "results.json", path, seed))}
+                                if (kept := reusable(out / student / "results.json", path, seed,
+                                                     language))}
     todo = {student: path for student, path in submissions.items() if student not in results}
     # One seed for the whole run: every student meets the same hidden inputs, and the
     # checks are planned once per worker instead of once per submission.
@@ -88,7 +90,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                       MofNCompleteColumn(), TimeRemainingColumn(), console=console,
                       disable=quiet) as progress:
             task = progress.add_task("grading", total=len(todo))
-            for student, result, cells in graded(todo, run_seed, jobs, dask, book):
+            for student, result, cells in graded(todo, run_seed, jobs, dask, book, language):
                 write_atomically(out / student / "results.json", json.dumps(result, indent=1))
                 write_feedback(out / student, student, result)
                 if book is not None:
@@ -106,7 +108,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     return dict(sorted(results.items()))
 
 
-def graded(todo, seed, jobs, dask, book=None):
+def graded(todo, seed, jobs, dask, book=None, language=None):
     """(student, result, its cells' grades for the gradebook or None) as they finish,
     from local processes or a Dask cluster."""
     if dask:
@@ -116,7 +118,8 @@ def graded(todo, seed, jobs, dask, book=None):
             raise ValueError("--dask needs dask.distributed: pip install 'mha-kit[dask]'") from None
         with Client(dask) as client:
             futures = {client.submit(grade_notebook_bytes, path.name, path.read_bytes(), seed,
-                                     pure=False): student for student, path in todo.items()}
+                                     language, pure=False): student
+                       for student, path in todo.items()}
             for future in finished(futures):
                 yield futures[future], future.result(), None
         return
@@ -124,8 +127,8 @@ def graded(todo, seed, jobs, dask, book=None):
     # GIL. Each worker keeps its own warm zygote and plans its checks once.
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, mp_context=context) as pool:
-        futures = {pool.submit(*(book.job(student, path, seed) if book else
-                                 (grade_notebook, path, seed))): student
+        futures = {pool.submit(*(book.job(student, path, seed, language) if book else
+                                 (grade_notebook, path, seed, None, language))): student
                    for student, path in todo.items()}
         for future in as_completed(futures):
             value = future.result()
@@ -133,7 +136,7 @@ def graded(todo, seed, jobs, dask, book=None):
             yield futures[future], result, cells
 
 
-def reusable(results_path, notebook, seed):
+def reusable(results_path, notebook, seed, language=None):
     """The earlier result for this notebook, if it still holds; else None."""
     try:
         result = json.loads(results_path.read_text(encoding="utf-8"))
@@ -143,7 +146,8 @@ def reusable(results_path, notebook, seed):
     same = (extra.get("submission_hash") == file_hash(notebook)
             and extra.get("graders_hash") == graders_hash()
             and extra.get("mhakit_version") == __version__
-            and (seed is None or extra.get("seed") == seed))
+            and (seed is None or extra.get("seed") == seed)
+            and (language is None or extra.get("language") == language))
     return result if same else None
 
 

@@ -17,7 +17,8 @@ def _grade(args):
         print(f"mhakit grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
     if len(paths) == 1 and paths[0].is_file():
-        print(json.dumps(grade_notebook(paths[0], seed=args.seed), indent=1, ensure_ascii=False))
+        result = grade_notebook(paths[0], seed=args.seed, language=args.language)
+        print(json.dumps(result, indent=1, ensure_ascii=False))
         return 0
     results = {}
     for path in paths:
@@ -28,7 +29,7 @@ def _grade(args):
         try:
             results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
                                         quiet=args.quiet, fresh=args.fresh, dask=args.dask,
-                                        gradebook=args.gradebook))
+                                        gradebook=args.gradebook, language=args.language))
         except ValueError as error:
             print(f"mhakit grade: {error}", file=sys.stderr)
             return 2
@@ -80,6 +81,8 @@ def parser():
     grade.add_argument("--seed", type=int, help="seed for the hidden inputs (default: fresh)")
     grade.add_argument("--jobs", type=int, help="parallel submissions (default: all cores)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    grade.add_argument("--language", choices=("zh", "en"),
+                       help="the feedback's language (default: each notebook's own)")
     grade.add_argument("--json", action="store_true", help="all results as JSON on stdout")
     grade.add_argument("--dask", metavar="ADDRESS",
                        help="grade on a Dask cluster, e.g. tcp://scheduler:8786")

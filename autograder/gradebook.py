@@ -244,13 +244,14 @@ def _graded_cells(notebook):
                              for key in ("grade", "solution", "task"))]}
 
 
-def grade_into_autograded(path, seed, course, assignment, student, stored_cells):
+def grade_into_autograded(path, seed, course, assignment, student, stored_cells,
+                          language=None):
     """A grading worker's job with --gradebook: the result, and the cells that carry
     grades or comments in the autograded notebook it wrote. (The worker does not score
     them itself: importing nbgrader would cost it seconds.)"""
     from .grading import read_and_grade
 
-    result, submitted = read_and_grade(path, seed)
+    result, submitted = read_and_grade(path, seed, language=language)
     notebook = write_autograded(course, assignment, student, path, stored_cells, result,
                                 submitted)
     return result, _graded_cells(notebook)
@@ -283,9 +284,9 @@ class GradebookRun:
             raise ValueError(f"the gradebook has no assignment {self.assignment} with a notebook "
                              f"{notebook}: run `nbgrader generate_assignment` first") from None
 
-    def job(self, student, path, seed):
+    def job(self, student, path, seed, language=None):
         return (grade_into_autograded, path, seed, self.course, self.assignment, student,
-                self.stored)
+                self.stored, language)
 
     def record(self, student, path, result, graded_cells=None):
         if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run

@@ -170,12 +170,13 @@ def file_hash(path):
         return None
 
 
-def grade_notebook(path, seed=None, limits=None):
-    return read_and_grade(path, seed, limits)[0]
+def grade_notebook(path, seed=None, limits=None, language=None):
+    return read_and_grade(path, seed, limits, language)[0]
 
 
-def read_and_grade(path, seed=None, limits=None):
-    """(result, the notebook as read, or None when it could not be read)."""
+def read_and_grade(path, seed=None, limits=None, language=None):
+    """(result, the notebook as read, or None when it could not be read). The feedback
+    speaks ``language`` when given, else the notebook's own."""
     notebook = None
     try:
         notebook = read_notebook(path)
@@ -184,18 +185,18 @@ def read_and_grade(path, seed=None, limits=None):
         result = unreadable(str(error), seed)
     else:
         result = grade_cells(cells, seed, limits, find_tampering(notebook),
-                             language_of(notebook))
+                             language or language_of(notebook))
     result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
     return result, notebook
 
 
-def grade_notebook_bytes(name, data, seed=None):
+def grade_notebook_bytes(name, data, seed=None, language=None):
     """For a grading machine that does not share the submissions' folder (Dask)."""
     import tempfile
     with tempfile.TemporaryDirectory(prefix="mhakit-remote-") as folder:
         path = Path(folder) / Path(name).name
         path.write_bytes(data)
-        return grade_notebook(path, seed)
+        return grade_notebook(path, seed, language=language)
 
 
 def grade_notebook_node(notebook, seed=None, limits=None, tampering=()):

@@ -177,3 +177,21 @@ def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_p
     assert "<pre>" in page and "<script" not in page
     alice = (out / "alice_correct" / "feedback.md").read_text(encoding="utf-8")
     assert "100 / 100" in alice and "✗" not in alice
+
+
+def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
+    from autograder.mistakes import CATALOGUE
+
+    hint = next(m for m in CATALOGUE["softmax"] if m.id == "softmax/no-max-subtraction")
+    out = tmp_path / "out"
+    for language, title, words in (("zh", "mha 作业反馈", hint.zh),
+                                   ("en", "Feedback on the mha assignment", hint.en)):
+        done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6",
+                      "--quiet", "--language", language)
+        assert done.returncode == 0, done.stderr
+        result = json.loads((out / "bob_partly_correct" / "results.json").read_text("utf-8"))
+        assert result["extra_data"]["language"] == language  # not kept from the run before
+        markdown = (out / "bob_partly_correct" / "feedback.md").read_text(encoding="utf-8")
+        assert markdown.startswith(f"# {title}") and words in markdown
+    refused = mhakit("grade", str(course / "submitted"), "--language", "fr")
+    assert refused.returncode == 2 and "invalid choice" in refused.stderr
