@@ -45,7 +45,7 @@ TEXTS = {
     "input-modified": ("{name} 原地修改了一个输入：请在副本上计算，或者新建数组",
                        "{name} modified one of its inputs in place; work on a copy or build "
                        "a new array instead"),
-    "for-inputs": ("输入形状为 {shapes} 时的 {part}", "{part} for inputs of shape {shapes}"),
+    "for-inputs": ("输入形状为 {shapes} 时，{part}", "{part} for inputs of shape {shapes}"),
     "the-result": ("结果", "the result"),
     "and": (" 和 ", " and "),
     "expected-pair-for-inputs": ("输入形状为 {shapes} 时，应该返回一对 ({first}, {second})，"
