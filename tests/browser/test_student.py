@@ -27,7 +27,8 @@ def student_notebook(request, lab):
 
 
 def show_cell(notebook, index, name):
-    notebook.cell(index).scroll_into_view_if_needed()
+    """A screenshot with the cell at the top, so that no answer above it shows."""
+    notebook.cell(index).evaluate("cell => cell.scrollIntoView({block: 'start'})")
     screenshot(notebook.page, name)
 
 
