@@ -46,6 +46,7 @@ def graded(lab, exchange, tmp_path_factory):
     nbgrader(course, "release_assignment", "mha", *exchanged)
     assert (exchange / "mha-kit" / "outbound" / "mha" / "mha.ipynb").is_file()
     student_fetches_fills_and_submits(tmp_path_factory.mktemp("student-home"), exchange)
+    nbgrader(course, "db", "student", "add", STUDENT, "--first-name=Ada", "--last-name=Lovelace")
     nbgrader(course, "collect", "mha", *exchanged)
     assert (course / "submitted" / STUDENT / "mha" / "mha.ipynb").is_file()
     nbgrader(course, "autograde", "mha", "--force", SEED)
@@ -64,6 +65,7 @@ def gradebook_score(course):
 def open_formgrader(page, lab):
     """Nbgrader menu → Formgrader, as an instructor would; it opens in an iframe."""
     page.goto(lab.url("/lab"))
+    page.locator(".jp-DirListing-item").first.wait_for()  # the lab has loaded the course
     page.locator(".lm-MenuBar").get_by_text("Nbgrader", exact=True).click()
     page.locator(".lm-Menu").get_by_text("Formgrader", exact=True).click()
     return page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe")
@@ -77,12 +79,15 @@ def test_formgrader_shows_the_students_score(graded, lab, page):
     formgrader = open_formgrader(page, lab)
     assignments = formgrader.locator("tr").filter(has_text="mha").filter(has_text="released")
     expect(assignments).to_have_count(1)
-    expect(assignments).to_contain_text("1")  # one submission
+    headers = formgrader.locator("thead th").all_inner_texts()
+    submissions = next(i for i, header in enumerate(headers) if "Submissions" in header)
+    expect(assignments.locator("td").nth(submissions)).to_have_text("1")
     screenshot(page, "instructor-1-formgrader-assignments")
 
     formgrader.get_by_role("link", name="Manage Students").click()
     row = formgrader.locator("tbody tr").filter(has_text=STUDENT)
     expect(row).to_contain_text(f"{score:g} / {max_score:g}")
+    expect(row).to_contain_text("Lovelace, Ada")
     screenshot(page, "instructor-2-formgrader-students")
 
 
