@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -39,11 +40,15 @@ def chromium_version():
     return done.stdout.strip() or done.stderr.strip()
 
 
+USED = {}  # what the browser tests ran with, for the report
+
+
 def pytest_terminal_summary(terminalreporter):
     # Debian's Chromium follows security updates and cannot be pinned: record which ran.
     # (A report header would not show from here: pytest reads headers before it
     # collects this folder's conftest.)
-    terminalreporter.write_line(f"browser tests used: {chromium_version() or 'no chromium'}")
+    if "chromium" in USED:
+        terminalreporter.write_line(f"browser tests used: {USED['chromium']}")
 
 
 @pytest.fixture(scope="session")
@@ -55,27 +60,26 @@ def chromium_path():
         if os.environ.get("CI"):
             pytest.fail(f"CI must run the browser tests. {message}")
         pytest.skip(message)
+    USED["chromium"] = chromium_version()
     ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "chromium-version.txt").write_text(chromium_version() + "\n", encoding="utf-8")
+    (ARTIFACTS / "chromium-version.txt").write_text(USED["chromium"] + "\n", encoding="utf-8")
     return path
 
 
 @pytest.fixture(scope="session")
 def browser(chromium_path):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        expect.set_options(timeout=TIMEOUT_MS)
         yield launched
         launched.close()
 
 
 @pytest.fixture
 def page(browser):
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=TIMEOUT_MS)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(TIMEOUT_MS)
     yield context.new_page()
     context.close()
@@ -132,8 +136,6 @@ def _answers(url, seconds):
 
 def _wait_until_up(process, url, log):
     """Poll the API until the server answers; stop early if it died."""
-    import time
-
     deadline = time.monotonic() + SERVER_START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:

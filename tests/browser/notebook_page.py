@@ -11,7 +11,6 @@ import nbformat
 
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 WIDGET = "window.jupyterapp.shell.currentWidget"
-STATES = ("passed", "failed", "not yet implemented")
 # A row's state is the first English state word after the function's name: the Chinese
 # release writes "通过 passed", "未通过 failed", "未实现 not yet implemented".
 STATE = re.compile(r"\b(passed|failed|not yet implemented)\b")
@@ -59,18 +58,21 @@ class NotebookPage:
     def prompts(self):
         return self.page.locator(f"{PANEL} .jp-InputPrompt").all_inner_texts()
 
-    def wait_until_all_ran(self):
-        """Every code cell shows an execution count, none a [*], and the kernel is idle."""
-        self.page.wait_for_function(
-            f"""() => [...document.querySelectorAll('{PANEL} .jp-CodeCell .jp-InputPrompt')]
-                      .every(p => /\\[\\d+\\]/.test(p.textContent))""")
-        self.wait_until_idle()
+    def _latest_count(self):
+        counts = [int(n) for p in self.prompts() for n in re.findall(r"\[(\d+)\]", p)]
+        return max(counts, default=0)
 
     def run_all(self):
-        # The command's promise settles once every cell has run; the page must agree.
+        """Run All; wait until every code cell shows a count newer than any before it
+        (no [*] left, none skipped) and the kernel is idle."""
+        before = self._latest_count()
         assert self.page.evaluate(
             "async () => await window.jupyterapp.commands.execute('runmenu:run-all')")
-        self.wait_until_all_ran()
+        self.page.wait_for_function(
+            f"""before => [...document.querySelectorAll('{PANEL} .jp-CodeCell .jp-InputPrompt')]
+                .every(p => {{ const m = /\\[(\\d+)\\]/.exec(p.textContent);
+                               return m !== null && Number(m[1]) > before; }})""", arg=before)
+        self.wait_until_idle()
 
     def _count(self, index):
         found = re.search(r"\d+", self.cell(index).locator(".jp-InputPrompt").inner_text())
