@@ -1,5 +1,6 @@
-"""The instructor's day: release through a local exchange, a student fetches and submits,
-then collect, autograde, feedback; formgrader and the feedback page, seen in the browser."""
+"""The instructor's day, for each language's assignment: release through a local exchange,
+a student fetches and submits, then collect, autograde, feedback; formgrader and the
+feedback page, seen in the browser."""
 
 import re
 
@@ -11,6 +12,7 @@ from autograder.sample_class import fill, sample_answers
 
 from ..test_nbgrader import nbgrader
 from .conftest import screenshot
+from .test_student import LANGUAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -28,38 +30,44 @@ def partly_wrong_answers():
     return answers
 
 
-def student_fetches_fills_and_submits(home, exchange):
+def student_fetches_fills_and_submits(home, exchange, assignment):
     """As the student, outside the course folder: fetch, answer, submit."""
     where = ["--course=mha-kit", f"--Exchange.root={exchange}"]
-    nbgrader(home, "fetch_assignment", "mha", *where)
-    path = home / "mha" / "mha.ipynb"
+    nbgrader(home, "fetch_assignment", assignment, *where)
+    path = home / assignment / "mha.ipynb"
     filled = fill(nbformat.read(str(path), as_version=4), partly_wrong_answers())
     nbformat.write(filled, str(path))
-    nbgrader(home, "submit", "mha", *where, f"--student={STUDENT}")
+    nbgrader(home, "submit", assignment, *where, f"--student={STUDENT}")
 
 
-@pytest.fixture(scope="module")
-def graded(lab, exchange, tmp_path_factory):
-    """The course folder after the whole exchange and grading, run by the real commands."""
-    course, exchanged = lab.root, [f"--Exchange.root={exchange}"]
-    nbgrader(course, "generate_assignment", "mha", "--force")
-    nbgrader(course, "release_assignment", "mha", *exchanged)
-    assert (exchange / "mha-kit" / "outbound" / "mha" / "mha.ipynb").is_file()
-    student_fetches_fills_and_submits(tmp_path_factory.mktemp("student-home"), exchange)
+@pytest.fixture(scope="module", params=list(LANGUAGES), ids=LANGUAGES.get)
+def graded(request, lab, exchange, tmp_path_factory):
+    """(course folder, assignment) after the whole exchange and grading, by the real
+    commands; the second language's assignment joins the first in the same course."""
+    course, assignment, exchanged = lab.root, request.param, [f"--Exchange.root={exchange}"]
+    nbgrader(course, "generate_assignment", assignment, "--force")
+    nbgrader(course, "release_assignment", assignment, *exchanged)
+    assert (exchange / "mha-kit" / "outbound" / assignment / "mha.ipynb").is_file()
+    student_fetches_fills_and_submits(tmp_path_factory.mktemp("student-home"), exchange,
+                                      assignment)
     nbgrader(course, "db", "student", "add", STUDENT, "--first-name=Ada", "--last-name=Lovelace")
-    nbgrader(course, "collect", "mha", *exchanged)
-    assert (course / "submitted" / STUDENT / "mha" / "mha.ipynb").is_file()
-    nbgrader(course, "autograde", "mha", "--force", SEED)
-    nbgrader(course, "generate_feedback", "mha", "--force")
-    return course
+    nbgrader(course, "collect", assignment, *exchanged)
+    assert (course / "submitted" / STUDENT / assignment / "mha.ipynb").is_file()
+    nbgrader(course, "autograde", assignment, "--force", SEED)
+    nbgrader(course, "generate_feedback", assignment, "--force")
+    return course, assignment
 
 
-def gradebook_score(course):
+def gradebook_scores(course, assignment):
+    """(score, maximum) for the submission, its code cells, and the student overall."""
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        submission = gradebook.find_submission("mha", STUDENT)
-        return submission.score, submission.max_score
+        submission = gradebook.find_submission(assignment, STUDENT)
+        student = gradebook.find_student(STUDENT)
+        return ((submission.score, submission.max_score),
+                (submission.code_score, submission.max_code_score),
+                (student.score, student.max_score))
 
 
 def open_formgrader(page, lab):
@@ -74,26 +82,36 @@ def open_formgrader(page, lab):
 def test_formgrader_shows_the_students_score(graded, lab, page):
     from playwright.sync_api import expect
 
-    score, max_score = gradebook_score(graded)
-    assert 0 < score < 100  # partly right: softmax's points are lost, the rest earned
+    course, assignment = graded
+    total, code, overall = gradebook_scores(course, assignment)
+    assert 0 < code[0] < code[1]  # partly right: softmax's points lost, the rest earned
+    shot = f"instructor-{LANGUAGES[assignment]}"
     formgrader = open_formgrader(page, lab)
-    assignments = formgrader.locator("tr").filter(has_text="mha").filter(has_text="released")
-    expect(assignments).to_have_count(1)
+    named = formgrader.get_by_role("link", name=assignment, exact=True)
+    row = formgrader.locator("tbody tr").filter(has=named)
+    expect(row).to_contain_text("released")
     headers = formgrader.locator("thead th").all_inner_texts()
     submissions = next(i for i, header in enumerate(headers) if "Submissions" in header)
-    expect(assignments.locator("td").nth(submissions)).to_have_text("1")
-    screenshot(page, "instructor-1-formgrader-assignments")
+    expect(row.locator("td").nth(submissions)).to_have_text("1")
+    screenshot(page, f"{shot}-1-formgrader-assignments")
 
     formgrader.get_by_role("link", name="Manage Students").click()
-    row = formgrader.locator("tbody tr").filter(has_text=STUDENT)
-    expect(row).to_contain_text(f"{score:g} / {max_score:g}")
-    expect(row).to_contain_text("Lovelace, Ada")
-    screenshot(page, "instructor-2-formgrader-students")
+    student = formgrader.locator("tbody tr").filter(has_text=STUDENT)
+    expect(student).to_contain_text("Lovelace, Ada")
+    expect(student).to_contain_text("{:g} / {:g}".format(*overall))
+    screenshot(page, f"{shot}-2-formgrader-students")
+
+    formgrader.get_by_role("link", name="Lovelace, Ada").click()
+    submission = formgrader.locator("tbody tr").filter(
+        has=formgrader.get_by_role("link", name=assignment, exact=True))
+    expect(submission).to_contain_text("{:g} / {:g}".format(*total))
+    expect(submission).to_contain_text("{:g} / {:g}".format(*code))
+    screenshot(page, f"{shot}-3-formgrader-submission")
 
 
-def hidden_test_lines(course):
+def hidden_test_lines(course, assignment):
     """The lines inside the source's hidden test regions, which feedback must not show."""
-    notebook = nbformat.read(str(course / "source" / "mha" / "mha.ipynb"), as_version=4)
+    notebook = nbformat.read(str(course / "source" / assignment / "mha.ipynb"), as_version=4)
     lines = []
     for cell in notebook.cells:
         for region in cell.source.split("### BEGIN HIDDEN TESTS")[1:]:
@@ -107,17 +125,18 @@ def test_feedback_page_names_the_mistake_and_hides_the_tests(graded, page):
 
     from ..test_release import _names_defined_in
 
-    feedback = graded / "feedback" / STUDENT / "mha" / "mha.html"
-    page.goto(feedback.as_uri())
+    course, assignment = graded
+    hint = WRONG_AXIS.text(LANGUAGES[assignment])  # in the notebook's language
+    page.goto((course / "feedback" / STUDENT / assignment / "mha.html").as_uri())
     # Long output lines scroll sideways; wrap them so that the screenshot shows the hint.
     page.add_style_tag(content="pre { white-space: pre-wrap !important; }")
-    diagnosis = page.get_by_text(WRONG_AXIS.zh).first
-    diagnosis.scroll_into_view_if_needed()
-    screenshot(page, "instructor-3-feedback-diagnosis")
+    page.get_by_text(hint).first.scroll_into_view_if_needed()
+    screenshot(page, f"instructor-{LANGUAGES[assignment]}-4-feedback-diagnosis")
     text = page.locator("body").inner_text()
-    named = [line for line in text.splitlines() if WRONG_AXIS.zh in line]
+    named = [line for line in text.splitlines() if hint in line]
     assert named and all(line.startswith("✗ softmax:") for line in named), named
-    hidden = hidden_test_lines(graded)
+
+    hidden = hidden_test_lines(course, assignment)
     assert len(hidden) >= 9  # one region per graded part at least: the check can bite
     hidden += ["BEGIN HIDDEN TESTS", "hidden_checks"]
     assert [line for line in hidden if line in text] == []
