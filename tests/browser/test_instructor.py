@@ -7,12 +7,12 @@ import re
 import nbformat
 import pytest
 
+from autograder.build import ASSIGNMENTS
 from autograder.mistakes import CATALOGUE
 from autograder.sample_class import fill, sample_answers
 
 from ..test_nbgrader import nbgrader
 from .conftest import screenshot
-from .test_student import LANGUAGES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,7 +40,7 @@ def student_fetches_fills_and_submits(home, exchange, assignment):
     nbgrader(home, "submit", assignment, *where, f"--student={STUDENT}")
 
 
-@pytest.fixture(scope="module", params=list(LANGUAGES), ids=LANGUAGES.get)
+@pytest.fixture(scope="module", params=list(ASSIGNMENTS), ids=ASSIGNMENTS.get)
 def graded(request, lab, exchange, tmp_path_factory):
     """(course folder, assignment) after the whole exchange and grading, by the real
     commands; the second language's assignment joins the first in the same course."""
@@ -85,7 +85,7 @@ def test_formgrader_shows_the_students_score(graded, lab, page):
     course, assignment = graded
     total, code, overall = gradebook_scores(course, assignment)
     assert 0 < code[0] < code[1]  # partly right: softmax's points lost, the rest earned
-    shot = f"instructor-{LANGUAGES[assignment]}"
+    shot = f"instructor-{ASSIGNMENTS[assignment]}"
     formgrader = open_formgrader(page, lab)
     named = formgrader.get_by_role("link", name=assignment, exact=True)
     row = formgrader.locator("tbody tr").filter(has=named)
@@ -126,12 +126,12 @@ def test_feedback_page_names_the_mistake_and_hides_the_tests(graded, page):
     from ..test_release import _names_defined_in
 
     course, assignment = graded
-    hint = WRONG_AXIS.text(LANGUAGES[assignment])  # in the notebook's language
+    hint = WRONG_AXIS.text(ASSIGNMENTS[assignment])  # in the notebook's language
     page.goto((course / "feedback" / STUDENT / assignment / "mha.html").as_uri())
     # Long output lines scroll sideways; wrap them so that the screenshot shows the hint.
     page.add_style_tag(content="pre { white-space: pre-wrap !important; }")
     page.get_by_text(hint).first.scroll_into_view_if_needed()
-    screenshot(page, f"instructor-{LANGUAGES[assignment]}-4-feedback-diagnosis")
+    screenshot(page, f"instructor-{ASSIGNMENTS[assignment]}-4-feedback-diagnosis")
     text = page.locator("body").inner_text()
     named = [line for line in text.splitlines() if hint in line]
     assert named and all(line.startswith("✗ softmax:") for line in named), named

@@ -14,16 +14,15 @@ from .notebook_page import NotebookPage, cell_indexes, table_rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LANGUAGES = {"mha": "zh", "mha_en": "en"}
 FUNCTIONS = [name for name in SECTIONS if name != "quiz"]
 
 
-@pytest.fixture(params=list(ASSIGNMENTS), ids=lambda a: LANGUAGES[a])
+@pytest.fixture(params=list(ASSIGNMENTS), ids=ASSIGNMENTS.get)
 def student_notebook(request, lab):
     """A fresh copy of the committed release, inside the server's root."""
     folder = lab.root / "students" / request.param
     shutil.copytree(REPO / "assignments" / request.param, folder)
-    return LANGUAGES[request.param], folder / "mha.ipynb"
+    return ASSIGNMENTS[request.param], folder / "mha.ipynb"
 
 
 def show_cell(notebook, index, name):
