@@ -30,10 +30,9 @@ PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
                  "public/notebook.py", "public/fingerprints.py", "public/wording.py",
-                 "hidden_checks.py",
-                 "grading.py", "sandbox.py", "planning.py", "mistakes.py", "style.py",
-                 "child_runtime.py", "child_launcher.py", "child_zygote.py", "confinement.py",
-                 "tampering.py")
+                 "hidden_checks.py", "grading.py", "sandbox.py", "planning.py", "mistakes.py",
+                 "style.py", "child_runtime.py", "child_launcher.py", "child_zygote.py",
+                 "confinement.py", "tampering.py")
 
 
 @lru_cache(maxsize=1)
