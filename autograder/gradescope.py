@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from .grading import grade_notebook, unreadable
+from .grading import grade_notebook, title_of, unreadable
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_KEYS = ("name", "score", "max_score", "output", "visibility", "tags")
@@ -60,8 +60,10 @@ def build_zip(target):
 
 
 def for_gradescope(result):
-    """Gradescope's results.json: its own keys per test, the kit's facts in extra_data."""
-    tests = [{key: test[key] for key in TEST_KEYS if key in test} for test in result["tests"]]
+    """Gradescope's results.json: its own keys per test, the kit's facts in extra_data.
+    Gradescope shows each test's name to the student, so it is in the notebook's language."""
+    tests = [dict({key: test[key] for key in TEST_KEYS if key in test},
+                  name=title_of(test, result)) for test in result["tests"]]
     shaped = {"score": result["score"], "tests": tests, "extra_data": result["extra_data"],
               "visibility": "after_published", "stdout_visibility": "hidden"}
     if "output" in result:

@@ -219,10 +219,19 @@ def part_scores(result):
     return result["extra_data"]["parts"]
 
 
+@lru_cache(maxsize=2)
+def _titles(language):
+    return {chk.name: chk.title(language) for chk in REGISTRY}
+
+
+def title_of(test, result):
+    """A test's name as the student reads it: in the result's language. (results.json
+    keeps the English name in both, for scripts.)"""
+    return _titles(result["extra_data"].get("language", "zh")).get(test["name"], test["name"])
+
+
 def part_summary(result, part):
     """Feedback text for one part: each check's outcome, without any hidden input."""
-    language = result["extra_data"].get("language", "zh")
-    titles = {chk.name: chk.title(language) for chk in REGISTRY}
     lines = []
     for test in result["tests"]:
         if not test["name"].startswith(part + ":"):
@@ -230,7 +239,7 @@ def part_summary(result, part):
         mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
         points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
         detail = "" if test["output"] == "passed" else f" — {test['output']}"
-        lines.append(f"{mark} {titles.get(test['name'], test['name'])}{points}{detail}")
+        lines.append(f"{mark} {title_of(test, result)}{points}{detail}")
     note = result["extra_data"].get("style", {}).get(part)
     if lines and note:
         lines.append(note)

@@ -57,6 +57,8 @@ def test_run_autograder_writes_valid_results(bundle, course, tmp_path, student, 
         and test["visibility"] in VISIBILITIES for test in result["tests"])
     hidden = [t for t in result["tests"] if t["visibility"] != "visible"]
     assert sum(t["max_score"] for t in hidden) == 100  # the points are on the hidden checks
+    # Gradescope shows the names to the student: the sample class is the Chinese release.
+    assert "softmax: 随机输入上与参考答案一致" in {t["name"] for t in result["tests"]}
 
 
 def test_no_notebook_gives_zero_and_says_why(bundle, tmp_path):
