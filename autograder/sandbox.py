@@ -210,7 +210,7 @@ def describe_code(code):
     signal_number = -code if code < 0 else code - 128 if code > 128 else 0
     if signal_number:
         return say("gone-killed", signal=signal_number)
-    return say("gone-exited") + f" (exit code {code})"
+    return say("gone-exit-code", code=code)
 
 
 class ZygoteChild:

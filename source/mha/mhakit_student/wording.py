@@ -69,6 +69,8 @@ TEXTS = {
     "gone-killed": ("被信号 {signal} 终止（内存或 CPU 时间用完了？）",
                     "was killed by signal {signal} (out of memory or CPU time?)"),
     "gone-exited": ("结束了 Python 进程", "ended the Python process"),
+    "gone-exit-code": ("结束了 Python 进程（退出码 {code}）",
+                       "ended the Python process (exit code {code})"),
     "gone-silent": ("不再回应", "stopped answering"),
     "gone-not-reading": ("不再读取评分程序的请求", "stopped reading its requests"),
     "gone-too-large": ("发回的结果超过了评分程序接受的大小",
