@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder import hidden_checks, mistakes
-from autograder import cell_outputs
+from autograder import cell_outputs, hidden_checks, mistakes
 from autograder.feedback import feedback_html, feedback_markdown
 from autograder.grading import PARTS, ordered_checks, prepared_for
 
