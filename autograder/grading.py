@@ -20,7 +20,6 @@ from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
 from .planning import plan, run_planned
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
-from .public.wording import speaking
 from .sandbox import EncodedCalls, IsolatedStudent, Limits
 from .style import style_notes
 from .tampering import find_tampering
@@ -90,7 +89,7 @@ def _grade(cells, seed, limits, tampering, language):
     tests = []
     checks = ordered_checks()
     limits = limits or Limits.from_environment()
-    with speaking(language), IsolatedStudent(cells, reference_functions(), limits) as student:
+    with IsolatedStudent(cells, reference_functions(), limits) as student:
         plans, encoded = prepared_for(seed)
         results = run_planned(checks, plans, student, _inputs_for(seed), encoded, language)
         for (_, chk), result in zip(checks, results):

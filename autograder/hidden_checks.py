@@ -16,7 +16,7 @@ import numpy as np
 import solutions
 
 from .mistakes import diagnose
-from .public.fingerprints import MISTAKE_LABEL
+from .public.fingerprints import with_mistake
 from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
                                expect_inputs_unchanged, kind_with_length)
 from .public.wording import language, pick, say, shapes_of
@@ -193,7 +193,7 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
         mistake = None if failure.tags else diagnose(name, args, kwargs, got, tolerance)
         if mistake is None:
             raise
-        raise CheckFailed(f"{failure} — {MISTAKE_LABEL[language()]}{mistake.text(language())}",
+        raise CheckFailed(with_mistake(failure, mistake.text(language()), language()),
                           tags=(mistake.id,)) from None
 
 

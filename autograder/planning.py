@@ -84,6 +84,7 @@ class ReplayingStudent:
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
         wanted = PlannedCall(name, args, kwargs, readonly, stand_ins)
+        self.last_call = None  # a call that raises leaves nothing to name
         outcome = self._take(wanted)
         if outcome is None:
             value = self.live.call(name, *args, readonly=readonly, stand_ins=stand_ins, **kwargs)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from . import checks as _registered  # noqa: F401 - importing registers the public checks
 from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
                         NotImplementedYet, short)
-from .fingerprints import MISTAKE_LABEL, name_mistake
+from .fingerprints import name_mistake, with_mistake
 from .notebook import graded_cells, run_cells
 from .wording import language, say
 
@@ -46,7 +46,7 @@ def run_check(check, student, rng=None, namer=name_mistake):
         named = None if tags or not last_call else namer(*last_call, language())
         if named:
             tags = (named[0],)
-            message = f"{message} — {MISTAKE_LABEL[language()]}{named[1]}"
+            message = with_mistake(message, named[1], language())
         return Result(check, FAILED, short(message, 600), tags)
     except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
         return Result(check, FAILED, say("unchecked", error=f"{type(error).__name__}: "

@@ -19,6 +19,11 @@ TABLE_FILE = Path(__file__).with_name("fingerprints.json")
 MISTAKE_LABEL = {"zh": "可能的错误：", "en": "Likely mistake: "}
 
 
+def with_mistake(message, hint, language):
+    """A failure's message followed by the mistake it was recognised as."""
+    return f"{message} — {MISTAKE_LABEL[language]}{hint}"
+
+
 def _canonical(value, decimals):
     if isinstance(value, (tuple, list)):
         return b"(" + b",".join(_canonical(v, decimals) for v in value) + b")"

@@ -98,6 +98,7 @@ class InProcessStudent:
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
         if stand_ins:
             raise RuntimeError("reference stand-ins exist only on the instructor's side")
+        self.last_call = None  # a call that raises leaves nothing to name
         func = self.namespace.get(name)
         if not callable(func):
             raise NotImplementedYet(say("not-defined", name=name))
