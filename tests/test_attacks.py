@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.confinement import jail_works
+from autograder.sandbox.confinement import jail_works
 from autograder.grading import grade_notebook
 from autograder.hidden_checks import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
@@ -198,7 +198,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
 
 
 def sandbox_processes():
-    from autograder.confinement import UID_BASE
+    from autograder.sandbox.confinement import UID_BASE
 
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
@@ -231,6 +231,6 @@ def test_without_root_or_namespaces_grading_degrades_and_says_so(tmp_path):
 @pytest.mark.skipif(not os.environ.get("CI"), reason="CI runs as root on Linux; elsewhere "
                     "the jail may rightly be unavailable")
 def test_in_ci_the_jail_is_in_force():
-    from autograder.confinement import JAIL_PROBLEM
+    from autograder.sandbox.confinement import JAIL_PROBLEM
 
     assert JAILED, f"the jail could not be built: {JAIL_PROBLEM}"

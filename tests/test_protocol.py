@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from autograder.child_runtime import pack, unpack_arrays
+from autograder.sandbox.child.runtime import pack, unpack_arrays
 
 
 def test_plain_arrays_cross_intact():

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy
 
-LAUNCHER_SOURCE = Path(__file__).with_name("child_launcher.py").read_text(encoding="utf-8")
+LAUNCHER_SOURCE = Path(__file__).parent.joinpath("child", "launcher.py").read_text(encoding="utf-8")
 PYTHON_PREFIX = Path(os.path.realpath(sys.base_prefix))
 PYTHON_BINARY = Path(os.path.realpath(sys.executable))
 NUMPY_DIRS = [p for p in (Path(numpy.__file__).parent,

@@ -1,0 +1,18 @@
+"""The sandbox: where student code runs, and the grader's only way to reach it.
+
+The grader imports this face and nothing else of the package. Inside it:
+
+- ``student.py``: the grader's handle on a submission (calls, stand-ins, verdicts);
+- ``process.py``: one confined child process, its pipes and deadlines;
+- ``confinement.py``: which layers this machine can build, and the child's plan;
+- ``limits.py``: how much a submission may use;
+- ``child/``: the only code that runs next to student code. It imports nothing of the
+  grader's and trusts nothing it is sent beyond its own confinement plan.
+"""
+
+from .confinement import jail_works
+from .limits import Limits
+from .student import EncodedCalls, IsolatedStudent, Outcome, PlannedCall, deliver
+
+__all__ = ["EncodedCalls", "IsolatedStudent", "Limits", "Outcome", "PlannedCall", "deliver",
+           "jail_works"]

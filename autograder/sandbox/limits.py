@@ -1,0 +1,26 @@
+"""How much a submission may use. Generous for correct code: the reference needs
+milliseconds per call."""
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass
+class Limits:
+    """Generous for correct code: the reference needs milliseconds per call."""
+
+    call_seconds: float = 20.0     # wall clock for one call, or for loading the cells
+    cpu_seconds: int = 120         # CPU time for the whole child
+    memory_bytes: int = 4 << 30    # address space
+    file_bytes: int = 16 << 20     # largest file the child may write
+    scratch_bytes: int = 64 << 20  # the jail's whole writable space
+    processes: int = 16            # processes and threads of the child's own uid
+    max_restarts: int = 8          # fresh children after a crash, per submission
+
+    @classmethod
+    def from_environment(cls):
+        """MHAKIT_CALL_SECONDS shortens the per-call timeout (tests of endless loops)."""
+        limits = cls()
+        if os.environ.get("MHAKIT_CALL_SECONDS"):
+            limits.call_seconds = float(os.environ["MHAKIT_CALL_SECONDS"])
+        return limits

@@ -1,0 +1,248 @@
+"""One confined child process: started from the zygote (or afresh), read under deadlines, killed.
+
+The grader speaks to it through two pipes. Everything the child sends is data, and the
+grader trusts none of it (see student.py for what the data means).
+"""
+
+import json
+import os
+import select
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..public.wording import say
+from . import confinement
+from .child.runtime import pack, unpack_arrays
+
+RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")
+MAX_REPLY = 256 * 1024 * 1024
+
+
+class ChildGone(Exception):
+    """The child died, hung or broke the protocol."""
+
+
+def child_environment():
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+    # One BLAS thread: many children run side by side, and threads would fight.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # machine-specific BLAS fixes
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+class ChildProcess:
+    """One child: start it confined, send requests, read replies under a deadline, kill."""
+
+    def __init__(self, limits):
+        self.limits = limits
+        self.folders, self.uid_lease = [], None
+        self.buffer = bytearray()
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+        fds = (to_child_r, from_child_w)
+        jailed = confinement.jail_works(limits)
+        if jailed:
+            self.uid_lease = confinement.UIDS.take()
+            where = {"uid": self.uid_lease.__enter__(),
+                     "root": self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))}
+            self.layers = confinement.COMMON_LAYERS + confinement.JAIL_LAYERS
+        else:
+            where = {"scratch": self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))}
+            self.layers = confinement.COMMON_LAYERS + ["scratch folder (grader's own user)"]
+            self.layers += [f"no jail here: {problem}" for problem in confinement.JAIL_PROBLEM[-1:]]
+        config = confinement.plan("jail" if jailed else "plain", limits, child_environment(),
+                                  **where)
+        zygote = Zygote.shared()
+        if zygote is not None:
+            self.process = zygote.spawn(config, fds)
+            self.layers.append("forked from a warm parent that has imported only numpy")
+        else:
+            self.process = subprocess.Popen(
+                confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        os.set_blocking(self.to_child, False)  # see send_bytes
+
+    def _folder(self, path):
+        self.folders.append(Path(path))
+        return path
+
+    def send(self, header, arrays=()):
+        self.send_bytes(pack(header, arrays))
+
+    def send_bytes(self, data):
+        # Never blocks for good: a child that stops reading (one that sent itself
+        # SIGSTOP, say) would otherwise hold the grader up with a full pipe.
+        deadline = time.monotonic() + self.limits.call_seconds
+        view = memoryview(data)
+        try:
+            while view:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self.to_child], [], left)[1]:
+                    raise ChildGone(say("gone-not-reading"))
+                try:
+                    view = view[os.write(self.to_child, view):]
+                except BlockingIOError:
+                    continue
+        except OSError as error:
+            raise ChildGone(self.describe_exit()) from error
+
+    def _read(self, size, deadline):
+        # Buffered: the child streams many replies, and one read may bring several.
+        while len(self.buffer) < size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.from_child], [], [], left)[0]:
+                raise ChildGone(say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}"))
+            chunk = os.read(self.from_child, 1 << 20)
+            if not chunk:
+                raise ChildGone(self.describe_exit())
+            self.buffer += chunk
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    def _frame(self, deadline):
+        (size,) = struct.unpack(">Q", self._read(8, deadline))
+        if size > MAX_REPLY:
+            raise ChildGone(say("gone-too-large"))
+        return self._read(size, deadline)
+
+    def receive(self, deadline):
+        try:
+            header = json.loads(self._frame(deadline).decode("utf-8"))
+            if not isinstance(header, dict):
+                raise ValueError("not an object")
+            if header.get("op") == "exited":  # written by the zygote's waiter
+                raise ChildGone(describe_code(header.get("code")))
+            layout = header.get("arrays") or []
+            arrays = unpack_arrays(layout, self._frame(deadline) if layout else b"")
+        except ChildGone:
+            raise
+        except Exception as error:  # garbage from the child: it is no longer trusted
+            raise ChildGone(say("gone-protocol") + f" ({type(error).__name__})") from error
+        return header, arrays
+
+    def _until_pipe_closes(self, deadline):
+        """Wait, without polling, until every process holding the child's end has ended."""
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if select.select([self.from_child], [], [], left)[0]:
+                    if not os.read(self.from_child, 1 << 16):
+                        return
+        except OSError:
+            return
+
+    def describe_exit(self):
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return say("gone-silent")
+        return describe_code(code)
+
+    def close(self):
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, 9)
+            except OSError:
+                self.process.kill()
+            self._until_pipe_closes(time.monotonic() + 2)
+            self.process.wait()
+        for fd in (self.to_child, self.from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for folder in self.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+        if self.uid_lease is not None:
+            self.uid_lease.__exit__(None, None, None)
+            self.uid_lease = None
+
+
+def describe_code(code):
+    if not isinstance(code, int):
+        return say("gone-exited")
+    if code == 70:  # child/zygote.py: CONFINEMENT_FAILED
+        return say("gone-no-jail")
+    signal_number = -code if code < 0 else code - 128 if code > 128 else 0
+    if signal_number:
+        return say("gone-killed", signal=signal_number)
+    return say("gone-exit-code", code=code)
+
+
+class ZygoteChild:
+    """A child forked by the zygote: not ours to wait for, but ours to kill."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def poll(self):
+        try:
+            os.kill(self.pid, 0)
+            return None
+        except ProcessLookupError:
+            return 0
+
+    def kill(self):
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout=2):
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.001)
+        return None  # the exit code arrives on the pipe instead
+
+
+class Zygote:
+    """One warm child/zygote.py per grading process, started on first use.
+
+    MHAKIT_ZYGOTE=0 turns it off: every child then starts Python afresh.
+    """
+
+    _shared, _lock = None, threading.Lock()
+
+    def __init__(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        here = Path(__file__).parent / "child"
+        site = str(confinement.numpy_site())
+        self.process = subprocess.Popen(
+            [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
+             str(theirs.fileno()), site, str(here / "runtime.py"),
+             str(here / "launcher.py")],
+            pass_fds=[theirs.fileno()], env=child_environment(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        theirs.close()
+        self.socket, self.lock = ours, threading.Lock()
+
+    @classmethod
+    def shared(cls):
+        if os.environ.get("MHAKIT_ZYGOTE") == "0" or not hasattr(socket, "send_fds"):
+            return None
+        with cls._lock:
+            if cls._shared is None or cls._shared.process.poll() is not None:
+                cls._shared = cls()
+            return cls._shared
+
+    def spawn(self, config, fds):
+        with self.lock:
+            socket.send_fds(self.socket, [json.dumps(config).encode()], list(fds))
+            reply = self.socket.recv(4096)
+        if not reply:
+            raise OSError("the zygote is gone")
+        return ZygoteChild(int(json.loads(reply)["pid"]))
