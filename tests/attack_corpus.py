@@ -318,3 +318,14 @@ ATTACKS = [
     Attack("test-cell-deleted", tampering=True, notebook=_delete("test_dot_product")),
     Attack("wrong-assignment", zero="all", tampering=True, notebook=_other_assignment),
 ]
+
+
+# The attacks of each class live in a file of their own, so that each stays readable;
+# they are graded through both doors like the ones above.
+from .attacks_on_protocol import PROTOCOL_ATTACKS  # noqa: E402
+from .attacks_on_limits import LIMIT_ATTACKS  # noqa: E402
+from .attacks_on_the_class import CLASS_ATTACKS  # noqa: E402
+from .attacks_on_feedback import FEEDBACK_ATTACKS  # noqa: E402
+from .attacks_on_metadata import METADATA_ATTACKS  # noqa: E402
+
+ATTACKS += PROTOCOL_ATTACKS + LIMIT_ATTACKS + CLASS_ATTACKS + FEEDBACK_ATTACKS + METADATA_ATTACKS

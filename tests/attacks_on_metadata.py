@@ -1,0 +1,5 @@
+"""Attacks on metadata: see tests/attack_corpus.py for how an Attack is graded."""
+
+from .attack_corpus import Attack  # noqa: F401
+
+METADATA_ATTACKS = []
