@@ -9,7 +9,8 @@ from dataclasses import dataclass
 class Limits:
     """Generous for correct code: the reference needs milliseconds per call."""
 
-    call_seconds: float = 20.0     # wall clock for one call, or for loading the cells
+    call_seconds: float = 20.0     # wall clock for one call, every message of it, or the load
+    submission_seconds: float = 120.0  # wall clock for the whole submission, restarts included
     cpu_seconds: int = 120         # CPU time for the whole child
     memory_bytes: int = 4 << 30    # address space
     file_bytes: int = 16 << 20     # largest file the child may write
@@ -19,8 +20,11 @@ class Limits:
 
     @classmethod
     def from_environment(cls):
-        """MHAKIT_CALL_SECONDS shortens the per-call timeout (tests of endless loops)."""
+        """MHAKIT_CALL_SECONDS and MHAKIT_SUBMISSION_SECONDS shorten the wall-clock limits
+        (tests of endless loops)."""
         limits = cls()
         if os.environ.get("MHAKIT_CALL_SECONDS"):
             limits.call_seconds = float(os.environ["MHAKIT_CALL_SECONDS"])
+        if os.environ.get("MHAKIT_SUBMISSION_SECONDS"):
+            limits.submission_seconds = float(os.environ["MHAKIT_SUBMISSION_SECONDS"])
         return limits

@@ -21,7 +21,8 @@ from . import confinement
 from .child.runtime import pack, unpack_arrays
 
 RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")
-MAX_REPLY = 256 * 1024 * 1024
+MAX_REPLY = 16 << 20   # array bytes of one reply, unless the grader expects more
+MAX_HEADER = 256 << 10  # the JSON of one message
 
 
 class ChildGone(Exception):
@@ -47,9 +48,11 @@ class ChildProcess:
         self.limits = limits
         self.folders, self.uid_lease = [], None
         self.buffer = bytearray()
-        to_child_r, self.to_child = os.pipe()
-        self.from_child, from_child_w = os.pipe()
-        fds = (to_child_r, from_child_w)
+        # A Unix socket rather than pipes: the grader hands the child its inputs as
+        # memory files (see student.py), and only a socket carries file descriptors.
+        self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.to_child = self.from_child = self.channel.fileno()
+        fds = (theirs.fileno(), theirs.fileno())
         jailed = confinement.jail_works(limits)
         if jailed:
             self.uid_lease = confinement.UIDS.take()
@@ -70,27 +73,28 @@ class ChildProcess:
             self.process = subprocess.Popen(
                 confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_child_r)
-        os.close(from_child_w)
-        os.set_blocking(self.to_child, False)  # see send_bytes
+        theirs.close()
+        self.channel.setblocking(False)  # see send_bytes
 
     def _folder(self, path):
         self.folders.append(Path(path))
         return path
 
-    def send(self, header, arrays=()):
-        self.send_bytes(pack(header, arrays))
+    def send(self, header, arrays=(), deadline=None, fds=()):
+        self.send_bytes(pack(header, arrays), deadline, fds)
 
-    def send_bytes(self, data):
-        # Never blocks for good: a child that stops reading (one that sent itself
-        # SIGSTOP, say) would otherwise hold the grader up with a full pipe.
-        deadline = time.monotonic() + self.limits.call_seconds
-        view = memoryview(data)
+    def send_bytes(self, data, deadline=None, fds=()):
+        """Write ``data``, and before it one byte that carries ``fds``. Never blocks for
+        good: a child that stops reading (one that sent itself SIGSTOP, say) would
+        otherwise hold the grader up with a full socket."""
+        deadline = deadline or time.monotonic() + self.limits.call_seconds
         try:
+            if fds:
+                self._wait_writable(deadline)
+                socket.send_fds(self.channel, [b"F"], list(fds))
+            view = memoryview(data)
             while view:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self.to_child], [], left)[1]:
-                    raise ChildGone(say("gone-not-reading"))
+                self._wait_writable(deadline)
                 try:
                     view = view[os.write(self.to_child, view):]
                 except BlockingIOError:
@@ -98,13 +102,22 @@ class ChildProcess:
         except OSError as error:
             raise ChildGone(self.describe_exit()) from error
 
-    def _read(self, size, deadline):
-        # Buffered: the child streams many replies, and one read may bring several.
+    def _wait_writable(self, deadline):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([], [self.to_child], [], left)[1]:
+            raise ChildGone(say("gone-not-reading"))
+
+    def _read(self, size, deadline, too_slow):
+        # Buffered: the child streams many replies, and one read may bring several. The
+        # buffer never holds more than one frame and one chunk.
         while len(self.buffer) < size:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.from_child], [], [], left)[0]:
-                raise ChildGone(say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}"))
-            chunk = os.read(self.from_child, 1 << 20)
+                raise ChildGone(too_slow)
+            try:
+                chunk = os.read(self.from_child, 1 << 20)
+            except BlockingIOError:
+                continue
             if not chunk:
                 raise ChildGone(self.describe_exit())
             self.buffer += chunk
@@ -112,21 +125,25 @@ class ChildProcess:
         del self.buffer[:size]
         return data
 
-    def _frame(self, deadline):
-        (size,) = struct.unpack(">Q", self._read(8, deadline))
-        if size > MAX_REPLY:
+    def _frame(self, deadline, limit, too_slow):
+        (size,) = struct.unpack(">Q", self._read(8, deadline, too_slow))
+        if size > limit:  # refused before a byte of it is read
             raise ChildGone(say("gone-too-large"))
-        return self._read(size, deadline)
+        return self._read(size, deadline, too_slow)
 
-    def receive(self, deadline):
+    def receive(self, deadline, limit=MAX_REPLY, too_slow=None):
+        """One message: (header, arrays). ``limit`` bounds its array bytes, which the
+        grader knows from what it asked; the header is bounded on its own."""
+        too_slow = too_slow or say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}")
         try:
-            header = json.loads(self._frame(deadline).decode("utf-8"))
+            header = json.loads(self._frame(deadline, MAX_HEADER, too_slow).decode("utf-8"))
             if not isinstance(header, dict):
                 raise ValueError("not an object")
             if header.get("op") == "exited":  # written by the zygote's waiter
                 raise ChildGone(describe_code(header.get("code")))
             layout = header.get("arrays") or []
-            arrays = unpack_arrays(layout, self._frame(deadline) if layout else b"")
+            data = self._frame(deadline, limit, too_slow) if layout else b""
+            arrays = unpack_arrays(layout, data)
         except ChildGone:
             raise
         except Exception as error:  # garbage from the child: it is no longer trusted
@@ -158,11 +175,7 @@ class ChildProcess:
                 self.process.kill()
             self._until_pipe_closes(time.monotonic() + 2)
             self.process.wait()
-        for fd in (self.to_child, self.from_child):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self.channel.close()
         for folder in self.folders:
             shutil.rmtree(folder, ignore_errors=True)
         if self.uid_lease is not None:
