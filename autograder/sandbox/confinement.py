@@ -11,11 +11,13 @@ import fcntl
 import functools
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,7 +33,7 @@ UID_LOCKS = Path(tempfile.gettempdir()) / "mhakit-uids"
 
 COMMON_LAYERS = ["separate process, started fresh", "resource limits (CPU, memory, file size)",
                  "wall-clock timeout per call", "interpreter without site-packages (-I -S)"]
-JAIL_LAYERS = ["unprivileged uid of its own, process limit", "mount namespace: only /usr, Python "
+JAIL_LAYERS = ["unprivileged uid of its own", "mount namespace: only /usr, Python "
                "and numpy are visible, read-only", "network namespace: no network",
                "scratch folder on a size-limited tmpfs"]
 
@@ -64,6 +66,42 @@ class UidPool:
 
 
 UIDS = UidPool()
+LEFT_BEHIND = []  # uid leases and cgroups that still held a process when grading ended
+
+
+def processes_of_uid(uid):
+    """The pids of every process (zombies too: they count against RLIMIT_NPROC) of ``uid``."""
+    found, marker = [], b"\nUid:\t"
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as handle:
+                head = handle.read(1024)
+        except OSError:
+            continue
+        at = head.find(marker)
+        if at >= 0 and head[at + len(marker):].split(b"\t", 1)[0] == str(uid).encode():
+            found.append(int(name))
+    return found
+
+
+def none_left(cgroup, uid, seconds=5.0):
+    """True once no process of a submission is left: its cgroup is empty and, in the jail,
+    no process of its uid exists. A bounded wait, for the kernel to reap them."""
+    deadline, pause = time.monotonic() + seconds, 0.0005
+    while True:
+        left = set(cgroup.pids()) if cgroup is not None else set()
+        if uid is not None:
+            left.update(processes_of_uid(uid))
+        if not left:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        if cgroup is not None:
+            cgroup.kill(seconds=0)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _links_and_binds():
@@ -96,16 +134,42 @@ def numpy_site():
     return site
 
 
-def plan(mode, limits, env, uid=None, root=None, scratch=None):
-    """How to confine one child: the JSON the launcher and the zygote both read."""
+def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
+    """How to confine one child: the JSON the launcher and the zygote both read.
+
+    With a cgroup (see cgroups.py) the whole submission shares one memory and one process
+    limit. Without one, and always in plain mode, where the child runs as the grader's own
+    user and could leave a cgroup, the child may start no process at all (see
+    ``process_layers``)."""
     rlimits = {"cpu": limits.cpu_seconds, "as": limits.memory_bytes, "fsize": limits.file_bytes,
                "core": 0, "nofile": 64}
+    alone = mode != "jail" or cgroup is None
+    shared = {"cgroup_procs": cgroup.procs_files if cgroup is not None else [],
+              "forbid_new_processes": alone and SECCOMP_WORKS}
     if mode != "jail":
-        return {"mode": "plain", "scratch": str(scratch), "limits": rlimits, "env": env}
+        if os.geteuid() != 0:  # root ignores RLIMIT_NPROC; the seccomp filter holds for it
+            rlimits["nproc"] = 1
+        return dict(shared, mode="plain", scratch=str(scratch), limits=rlimits, env=env)
     links, binds = _links_and_binds()
-    return {"mode": "jail", "root": str(root), "uid": uid, "links": links, "binds": binds,
-            "tmpfs_bytes": limits.scratch_bytes, "limits": dict(rlimits, nproc=limits.processes),
-            "env": dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin")}
+    return dict(shared, mode="jail", root=str(root), uid=uid, links=links, binds=binds,
+                tmpfs_bytes=limits.scratch_bytes,
+                limits=dict(rlimits, nproc=1 if alone else limits.processes),
+                env=dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin"))
+
+
+SECCOMP_WORKS = sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64")
+
+
+def process_layers(config, cgroup):
+    """What holds the submission's processes, in plain words, for the result."""
+    layers = [cgroup.layer] if cgroup is not None else []
+    if config.get("forbid_new_processes"):
+        layers.append("no new processes (seccomp filter on fork, vfork and clone)")
+    if config["limits"].get("nproc") == 1:
+        layers.append("no new processes (RLIMIT_NPROC=1)")
+    if not layers:
+        layers.append("no limit on processes for the whole submission here")
+    return layers
 
 
 def launcher_command(config, runtime_source, fds=()):

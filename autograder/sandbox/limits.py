@@ -12,19 +12,23 @@ class Limits:
     call_seconds: float = 20.0     # wall clock for one call, every message of it, or the load
     submission_seconds: float = 120.0  # wall clock for the whole submission, restarts included
     cpu_seconds: int = 120         # CPU time for the whole child
-    memory_bytes: int = 4 << 30    # address space
+    memory_bytes: int = 4 << 30    # address space of each process; with a cgroup, also
+    #                                the memory of the whole submission, every process it starts
     file_bytes: int = 16 << 20     # largest file the child may write
     scratch_bytes: int = 64 << 20  # the jail's whole writable space
-    processes: int = 16            # processes and threads of the child's own uid
+    processes: int = 16            # processes and threads of the whole submission (its
+    #                                cgroup) and of its uid; without a cgroup, none but itself
     max_restarts: int = 8          # fresh children after a crash, per submission
 
     @classmethod
     def from_environment(cls):
         """MHAKIT_CALL_SECONDS and MHAKIT_SUBMISSION_SECONDS shorten the wall-clock limits
-        (tests of endless loops)."""
+        (tests of endless loops); MHAKIT_MEMORY_MB sets the memory limit."""
         limits = cls()
         if os.environ.get("MHAKIT_CALL_SECONDS"):
             limits.call_seconds = float(os.environ["MHAKIT_CALL_SECONDS"])
         if os.environ.get("MHAKIT_SUBMISSION_SECONDS"):
             limits.submission_seconds = float(os.environ["MHAKIT_SUBMISSION_SECONDS"])
+        if os.environ.get("MHAKIT_MEMORY_MB"):  # tests of memory held by many processes
+            limits.memory_bytes = int(os.environ["MHAKIT_MEMORY_MB"]) << 20
         return limits

@@ -8,6 +8,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..public.wording import say
-from . import confinement
+from . import cgroups, confinement
 from .child.runtime import pack, unpack_arrays
 
 RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")
@@ -54,9 +55,12 @@ class ChildProcess:
         self.to_child = self.from_child = self.channel.fileno()
         fds = (theirs.fileno(), theirs.fileno())
         jailed = confinement.jail_works(limits)
+        self.pidfd, self.uid = None, None  # B, the process that runs student code; its uid
+        self.cgroup = cgroups.create(limits.memory_bytes, limits.processes)
         if jailed:
             self.uid_lease = confinement.UIDS.take()
-            where = {"uid": self.uid_lease.__enter__(),
+            self.uid = self.uid_lease.__enter__()
+            where = {"uid": self.uid,
                      "root": self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))}
             self.layers = confinement.COMMON_LAYERS + confinement.JAIL_LAYERS
         else:
@@ -64,15 +68,31 @@ class ChildProcess:
             self.layers = confinement.COMMON_LAYERS + ["scratch folder (grader's own user)"]
             self.layers += [f"no jail here: {problem}" for problem in confinement.JAIL_PROBLEM[-1:]]
         config = confinement.plan("jail" if jailed else "plain", limits, child_environment(),
-                                  **where)
+                                  cgroup=self.cgroup, **where)
+        self.layers = self.layers + confinement.process_layers(config, self.cgroup)
         zygote = Zygote.shared()
-        if zygote is not None:
-            self.process = zygote.spawn(config, fds)
-            self.layers.append("forked from a warm parent that has imported only numpy")
-        else:
-            self.process = subprocess.Popen(
-                confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if zygote is not None:
+                self.process = zygote.spawn(config, fds)
+                self.layers.append("forked from a warm parent that has imported only numpy")
+                child = self.process.child
+            else:
+                self.process = subprocess.Popen(
+                    confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL)
+                # In plain mode the launcher execs the child itself; in the jail it waits.
+                child = self.process.pid if not jailed else None
+            if child is not None:
+                try:
+                    self.pidfd = os.pidfd_open(child)
+                except ProcessLookupError:
+                    pass  # it has ended already
+        except BaseException:
+            theirs.close()
+            self.process = getattr(self, "process", None)
+            self.close()
+            raise
         theirs.close()
         self.channel.setblocking(False)  # see send_bytes
 
@@ -84,7 +104,7 @@ class ChildProcess:
         self.send_bytes(pack(header, arrays), deadline, fds)
 
     def send_bytes(self, data, deadline=None, fds=()):
-        """Write ``data``, and before it one byte that carries ``fds``. Never blocks for
+        """Write ``data``; its first byte carries ``fds``. Never blocks for
         good: a child that stops reading (one that sent itself SIGSTOP, say) would
         otherwise hold the grader up with a full socket."""
         deadline = deadline or time.monotonic() + self.limits.call_seconds
@@ -132,8 +152,9 @@ class ChildProcess:
         return self._read(size, deadline, too_slow)
 
     def receive(self, deadline, limit=MAX_REPLY, too_slow=None):
-        """One message: (header, arrays). ``limit`` bounds its array bytes, which the
-        grader knows from what it asked; the header is bounded on its own."""
+        """One message: (header, arrays). ``limit`` (a number, or a function of the
+        header) bounds its array bytes, which the grader knows from what it asked; the
+        header is bounded on its own."""
         too_slow = too_slow or say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}")
         try:
             header = json.loads(self._frame(deadline, MAX_HEADER, too_slow).decode("utf-8"))
@@ -168,7 +189,25 @@ class ChildProcess:
         return describe_code(code)
 
     def close(self):
-        if self.process.poll() is None:
+        """End every process of the submission, whatever it did to its signals, session
+        or process group; then give back its uid, but only once none of them is left."""
+        if self.cgroup is not None:
+            self.cgroup.kill()  # everything it started, wherever it moved
+        if self.pidfd is not None:  # B itself: in plain mode it may have killed A
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+            os.close(self.pidfd)
+            self.pidfd = None
+        if self.process is not None and self.process.poll() is None:
+            # A, the waiter, kills B on SIGTERM; in the jail B is PID 1 of its namespace,
+            # so all B started dies with it.
+            try:
+                os.kill(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
             try:
                 os.killpg(self.process.pid, 9)
             except OSError:
@@ -178,9 +217,19 @@ class ChildProcess:
         self.channel.close()
         for folder in self.folders:
             shutil.rmtree(folder, ignore_errors=True)
+        gone = confinement.none_left(self.cgroup, self.uid)
+        if self.cgroup is not None:
+            if gone and self.cgroup.remove():
+                self.cgroup = None
+            else:
+                confinement.LEFT_BEHIND.append(self.cgroup)  # it holds a process still
         if self.uid_lease is not None:
-            self.uid_lease.__exit__(None, None, None)
+            if gone:
+                self.uid_lease.__exit__(None, None, None)
+            else:  # never lent again by this grader: the lock on it stays held
+                confinement.LEFT_BEHIND.append(self.uid_lease)
             self.uid_lease = None
+        self.cgroup = None
 
 
 def describe_code(code):
@@ -195,10 +244,11 @@ def describe_code(code):
 
 
 class ZygoteChild:
-    """A child forked by the zygote: not ours to wait for, but ours to kill."""
+    """A child forked by the zygote: not ours to wait for, but ours to kill. ``pid`` is the
+    waiter (A), ``child`` the process that runs student code (B), as A reported it."""
 
-    def __init__(self, pid):
-        self.pid = pid
+    def __init__(self, pid, child=None):
+        self.pid, self.child = pid, child
 
     def poll(self):
         try:
@@ -258,4 +308,6 @@ class Zygote:
             reply = self.socket.recv(4096)
         if not reply:
             raise OSError("the zygote is gone")
-        return ZygoteChild(int(json.loads(reply)["pid"]))
+        answer = json.loads(reply)
+        child = answer.get("child")
+        return ZygoteChild(int(answer["pid"]), int(child) if child is not None else None)

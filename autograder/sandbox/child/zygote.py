@@ -7,10 +7,14 @@ submission the grader sends it a plan and two pipe ends over a Unix socket, and 
 
     zygote ── A (a root-owned waiter) ── B (the child: jailed, then serving the pipes)
 
-A enters the new namespaces and forks B, which becomes PID 1 there, builds the jail and
-drops root, then serves. When B ends, A writes B's exit status onto the reply pipe, so the
-grader can say what happened, and exits. The zygote reaps A. The zygote exits when the
-grader closes the socket.
+A enters the new namespaces and forks B, which becomes PID 1 there, moves into the
+submission's cgroup, builds the jail and drops root, then serves. When B ends, A writes B's
+exit status onto the reply pipe, so the grader can say what happened, and exits. The zygote
+reaps A. The zygote exits when the grader closes the socket.
+
+A tells the zygote B's pid, and the zygote tells the grader both: in plain mode B runs as
+the grader's own user and could kill A, so the grader must be able to end B itself. On
+SIGTERM, A kills B (in the jail, B is PID 1 of its namespace: all it started dies too).
 
 argv: control socket fd, the folder that holds numpy, runtime file, launcher file.
 """
@@ -38,7 +42,7 @@ def exit_frame(runtime, status):
     return runtime.pack({"op": "exited", "code": code})
 
 
-def become_child(config, rfd, wfd, runtime, launcher):
+def become_child(config, rfd, wfd, report, runtime, launcher):
     """Runs in A. Never returns."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # A waits for B itself
@@ -46,18 +50,27 @@ def become_child(config, rfd, wfd, runtime, launcher):
         os.setsid()
         if config["mode"] == "jail":
             launcher.enter_namespaces()
+        launcher.hold_sigterm()
         pid = os.fork()
         if pid:
-            os.close(rfd)
+            launcher.release_sigterm(pid)
+            os.write(report, str(pid).encode())
+            os.close(report)
+            if rfd != wfd:
+                os.close(rfd)
             _, status = os.waitpid(pid, 0)
             os.write(wfd, exit_frame(runtime, status))
             os._exit(0)
         try:
+            os.close(report)
+            launcher.release_sigterm()
+            launcher.join_cgroup(config)
             if config["mode"] == "jail":
                 launcher.build_jail(config)
             else:
                 os.chdir(config["scratch"])
             launcher.apply_limits(config)
+            launcher.confine_processes(config)
             launcher.die_with_parent()
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             os.environ.clear()
@@ -79,13 +92,18 @@ def serve(control, runtime, launcher):
         if not message:
             return  # the grader is gone
         config = json.loads(message)
+        report_r, report_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             control.close()
-            become_child(config, fds[0], fds[1], runtime, launcher)
-        for fd in fds:
+            os.close(report_r)
+            become_child(config, fds[0], fds[1], report_w, runtime, launcher)
+        for fd in (*fds, report_w):
             os.close(fd)
-        control.send(json.dumps({"pid": pid}).encode())
+        with os.fdopen(report_r, "rb") as handle:  # at its end when A has written or died
+            reported = handle.read(32)
+        child = int(reported) if reported.isdigit() else None
+        control.send(json.dumps({"pid": pid, "child": child}).encode())
 
 
 if __name__ == "__main__":
