@@ -20,6 +20,7 @@ from .public.fingerprints import with_mistake
 from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
                                expect_inputs_unchanged, kind_with_length)
 from .public.wording import language, pick, say, shapes_of
+from .sandbox.sanitize import count_text, numbers_of, shape_text, student_text
 
 # Points per function and how they split over the four checks.
 POINTS = {
@@ -181,33 +182,48 @@ def _as_float32(value):
 
 def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, readonly=False):
     """Shape, dtype and values of one call against the reference; a wrong value is
-    compared with the catalogue of common mistakes, which may name it."""
+    compared with the catalogue of common mistakes, which may name it.
+
+    What the returned value chose, its shape or its length, is shown only in the call's
+    public numbers (sanitize.shape_text), and a failure to read it only sanitised: a
+    submission could otherwise write its hidden inputs into its own feedback."""
     expected = getattr(solutions, name)(*args, **kwargs)
     got = student.call(name, *args, stand_ins=stand_ins, readonly=readonly, **kwargs)
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
     tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
     shapes = shapes_of([a for a in args if isinstance(a, np.ndarray)])
+    public = numbers_of(args, kwargs, expected)
+
+    def show(kind, value):
+        return shape_text(value, public) if kind == "shape" else count_text(value, public)
+
     try:
-        _expect(got, expected, name, shapes, dict(tolerance, check_dtype=check_dtype))
-    except CheckFailed as failure:
-        mistake = None if failure.tags else diagnose(name, args, kwargs, got, tolerance)
-        if mistake is None:
-            raise
-        raise CheckFailed(with_mistake(failure, mistake.text(language()), language()),
-                          tags=(mistake.id,)) from None
+        try:
+            _expect(got, expected, name, shapes, dict(tolerance, check_dtype=check_dtype), show)
+        except CheckFailed as failure:
+            mistake = None if failure.tags else diagnose(name, args, kwargs, got, tolerance)
+            if mistake is None:
+                raise
+            raise CheckFailed(with_mistake(failure, mistake.text(language()), language()),
+                              tags=(mistake.id,)) from None
+    except CheckFailed:
+        raise
+    except Exception as error:  # noqa: BLE001 - numpy's words about a value the child chose
+        raise CheckFailed(say("unchecked", error=student_text(
+            f"{type(error).__name__}: {error}", public))) from None
 
 
-def _expect(got, expected, name, shapes, tol):
+def _expect(got, expected, name, shapes, tol, show):
     if name in PAIRS:
         first, second = PAIRS[name]
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise CheckFailed(say("expected-pair-for-inputs", shapes=shapes, first=first,
-                                  second=second, kind=kind_with_length(got)))
+                                  second=second, kind=kind_with_length(got, show)))
         for g, e, part in zip(got, expected, PAIRS[name]):
-            expect_array(g, e, say("for-inputs", part=part, shapes=shapes), **tol)
+            expect_array(g, e, say("for-inputs", part=part, shapes=shapes), show=show, **tol)
     else:
         expect_array(got, expected, say("for-inputs", part=say("the-result"), shapes=shapes),
-                     **tol)
+                     show=show, **tol)
 
 
 # ----------------------------------------------------------- the four checks

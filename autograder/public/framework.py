@@ -147,9 +147,16 @@ def kind_of(value):
     return type(value).__name__
 
 
-def kind_with_length(value):
+def as_it_is(kind, value):
+    """How a shape or a length that the student's code chose is shown: as it is. The
+    self-check shows the student's own shapes; the grader passes its own ``show``, which
+    hides the numbers a submission could have chosen to carry hidden inputs."""
+    return str(value)
+
+
+def kind_with_length(value, show=as_it_is):
     if isinstance(value, (tuple, list)):
-        return say("of-length", kind=kind_of(value), count=len(value))
+        return say("of-length", kind=kind_of(value), count=show("count", len(value)))
     return kind_of(value)
 
 
@@ -160,12 +167,14 @@ def short(text, limit=200):
 
 # ---------------------------------------------------------------- comparisons
 
-def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
+def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False,
+                 show=as_it_is):
     """Shape first, then dtype, then values, each with its own message.
 
     Messages describe the difference in summary only (shape, dtype, the largest
     error, the share of entries off): never an expected value, which would give the
-    answer away on a hidden input.
+    answer away on a hidden input. ``show(kind, value)`` writes what the returned value
+    chose, its shape (kind "shape") or its length (kind "count"); see ``as_it_is``.
     """
     expected = np.asarray(expected)
     if got is None:
@@ -173,7 +182,7 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
     if isinstance(got, str):
         raise CheckFailed(say("not-an-array", what=what, kind=kind_of(got)))
     if isinstance(got, tuple):
-        raise CheckFailed(say("tuple-not-array", what=what, count=len(got)))
+        raise CheckFailed(say("tuple-not-array", what=what, count=show("count", len(got))))
     if isinstance(got, list):
         # A list with the right numbers is still the wrong type: the next step would
         # need `.shape` or broadcasting. The values are compared first, so a wrong list
@@ -182,11 +191,12 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
         if as_array.dtype.kind not in "biuf" or as_array.shape != expected.shape:
             got = as_array
         else:
-            expect_array(as_array, expected, what, rtol, atol, check_dtype=False)
+            expect_array(as_array, expected, what, rtol, atol, check_dtype=False, show=show)
             raise CheckFailed(say("list-not-array", what=what), tags=("general/list-returned",))
     got = np.asarray(got)
     if got.shape != expected.shape:
-        raise CheckFailed(say("wrong-shape", what=what, got=got.shape, expected=expected.shape))
+        raise CheckFailed(say("wrong-shape", what=what, got=show("shape", got.shape),
+                              expected=expected.shape))
     if got.dtype.kind not in "biuf":
         raise CheckFailed(say("not-real", what=what, got=got.dtype))
     if check_dtype and got.dtype != expected.dtype:
@@ -206,12 +216,13 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False):
     return got
 
 
-def expect_pair(got, expected, names, **compare):
+def expect_pair(got, expected, names, show=as_it_is, **compare):
     """For functions that return two arrays, such as (output, weights)."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise CheckFailed(say("not-a-pair", first=names[0], second=names[1],
-                              kind=kind_with_length(got)))
-    return tuple(expect_array(g, e, n, **compare) for g, e, n in zip(got, expected, names))
+                              kind=kind_with_length(got, show)))
+    return tuple(expect_array(g, e, n, show=show, **compare)
+                 for g, e, n in zip(got, expected, names))
 
 
 def expect_inputs_unchanged(student, name):

@@ -54,8 +54,10 @@ def deliver(call, outcome):
         raise NotImplementedYet(say("not-defined", name=call.name))
     if outcome.status == "not_implemented":
         raise NotImplementedYet(say("not-implemented", name=call.name))
-    if outcome.status == "raised":
-        raise StudentRaised(say("raised", name=call.name, error=short(outcome.error)))
+    if outcome.status == "raised":  # the student's text: sanitised and bounded (sanitize.py)
+        from .sanitize import numbers_of, student_text
+        raise StudentRaised(say("raised", name=call.name, error=student_text(
+            outcome.error, numbers_of(call.args, call.kwargs))))
     if outcome.status == "crashed":
         raise CheckFailed(outcome.error)
     return outcome.value
