@@ -2,40 +2,126 @@
 
 import csv
 import json
+import math
 import multiprocessing
 import os
 import secrets
 import tempfile
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__
 from .feedback import feedback_html, feedback_markdown
 from .grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
-                      graders_hash)
+                      graders_hash, unreadable)
+from .notebook_file import clean, one_line, read_bounded, scan_json
 from .report import write_report
 
 CSV_COLUMNS = ("student", "total") + GRADED_FUNCTIONS + ("quiz", "status")
 
 
-def find_submissions(folder):
-    """{student: notebook} for nbgrader's submitted/<student>/<assignment>/ or a flat folder."""
+# Files the batch writes next to the students' folders: no student's folder may take them.
+RESERVED = {"grades.csv", "report.md", "checks.csv", "mistakes.csv", "scores.png"}
+
+
+@dataclass
+class Submissions:
+    """What a folder of submissions holds. ``paths``: {student: the notebook to grade};
+    ``problems``: {student: why none is graded}; ``notes``: {student: [one-line notes]};
+    ``folders``: {student: the folder's own name, when the student is shown otherwise}."""
+    paths: dict = field(default_factory=dict)
+    problems: dict = field(default_factory=dict)
+    notes: dict = field(default_factory=dict)
+    folders: dict = field(default_factory=dict)
+
+    def __len__(self):
+        return len(self.paths) + len(self.problems)
+
+
+def shown_name(name):
+    """A file name as text that any file can hold: itself when it is UTF-8, else its
+    bytes, the undecodable ones escaped (b"eve\\xff" is shown as "eve\\xff")."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def discover(folder):
+    """The submissions under nbgrader's submitted/<student>/<assignment>/ or a flat folder.
+
+    A student folder with several notebooks is graded on the one named like the class's
+    notebook (the name most students' notebooks have, e.g. mha/mha.ipynb), as nbgrader
+    would; the others are noted. Never raises for what one student's folder holds."""
     folder = Path(folder)
     found = {}
     for path in sorted(folder.rglob("*.ipynb")):
         parts = path.relative_to(folder).parts
-        if ".ipynb_checkpoints" in parts:
+        if ".ipynb_checkpoints" in parts or not path.is_file():
             continue
-        student = path.stem if len(parts) == 1 else parts[0]
-        if student in found:
-            raise ValueError(f"two notebooks for {student}: {found[student]} and {path}")
-        found[student] = path
-    return found
+        folder_name = path.stem if len(parts) == 1 else parts[0]
+        found.setdefault(folder_name, []).append(path)
+    # The class's notebook: where most students keep theirs, relative to their folder.
+    where = Counter(place for paths in found.values()
+                    for place in {_place(folder, path) for path in paths})
+    common = where.most_common(1)[0][0] if where else None
+    found_notebooks = Submissions()
+    for folder_name, paths in found.items():
+        student = _unique(shown_name(folder_name), found_notebooks)
+        if student != folder_name:
+            found_notebooks.folders[student] = folder_name
+        notes = []
+        if shown_name(folder_name) != folder_name:
+            notes.append(f"the folder name is not UTF-8 text; shown as {student}")
+        elif student != folder_name:
+            notes.append(f"the folder {folder_name} is shown as {student}")
+        chosen = paths[0] if len(paths) == 1 else next(
+            (path for path in paths if _place(folder, path) == common), None)
+        names = ", ".join(shown_name(str(path.relative_to(folder))) for path in paths
+                          if path != chosen)
+        if chosen is None:
+            found_notebooks.problems[student] = (
+                f"{len(paths)} notebooks and none of them is {shown_name(common or '?')}: "
+                f"{names}")
+        else:
+            found_notebooks.paths[student] = chosen
+            if names:
+                notes.append(f"not graded, also in the folder: {names}")
+        if notes:
+            found_notebooks.notes[student] = notes
+    return found_notebooks
+
+
+def _place(folder, path):
+    """Where a notebook lies inside its student's folder: ("mha", "mha.ipynb")."""
+    parts = path.relative_to(folder).parts
+    return os.path.join(*parts[1:]) if len(parts) > 1 else None
+
+
+def _unique(name, taken):
+    """``name``, or ``name~2``, ``name~3``...: never a file the batch writes, never a
+    student already named."""
+    candidate, number = name, 1
+    while (candidate in RESERVED or candidate in taken.paths or candidate in taken.problems
+           or candidate in (".", "..")):
+        number += 1
+        candidate = f"{name}~{number}"
+    return candidate
+
+
+def find_submissions(folder):
+    """{student: notebook} for nbgrader's submitted/<student>/<assignment>/ or a flat folder."""
+    return discover(folder).paths
 
 
 def write_feedback(folder, student, result):
@@ -58,48 +144,78 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
 
     A result already on disk is kept when it is for the same notebook, graded by the
     same graders and kit version (and the same seed, when one is given): a run that was
-    stopped halfway resumes where it stopped. ``fresh`` regrades everything. ``dask``, a
-    scheduler's address, spreads the grading over a Dask cluster instead of local processes.
+    stopped halfway resumes where it stopped, with the seed of the results it kept. A new
+    run draws a new seed. ``fresh`` regrades everything. ``dask``, a scheduler's address,
+    spreads the grading over a Dask cluster instead of local processes.
     ``gradebook``, an nbgrader course folder, also puts every grade into its gradebook and
     autograded/ folder, as ``nbgrader autograde`` would. ``language`` ("zh" or "en") sets
     the feedback's language; by default each notebook's own.
 
+    Whatever one submission holds, the class finishes: a student whose notebook cannot be
+    read or graded gets a status and a one-line reason, and everyone else is graded.
+
     Scripts that call this must guard their top level with ``if __name__ == "__main__":``,
     since the grading workers are started afresh (multiprocessing's forkserver).
     """
-    submissions = find_submissions(folder)
-    if not submissions:
+    found = discover(folder)
+    if not len(found):
         raise ValueError(f"no notebooks found under {folder}")
+    submissions = found.paths
     out = Path(out)
     results = {} if fresh else {student: kept for student, path in submissions.items()
                                 if (kept := reusable(out / student / "results.json", path, seed,
                                                      language))}
-    todo = {student: path for student, path in submissions.items() if student not in results}
     # One seed for the whole run: every student meets the same hidden inputs, and the
-    # checks are planned once per worker instead of once per submission.
+    # checks are planned once per worker instead of once per submission. A resumed run
+    # goes on with the seed of the results it keeps; those of another seed are regraded.
+    if seed is None and results:
+        seed = Counter(r["extra_data"]["seed"] for r in results.values()).most_common(1)[0][0]
+        results = {s: r for s, r in results.items() if r["extra_data"]["seed"] == seed}
     run_seed = secrets.randbits(63) if seed is None else seed
+    todo = {student: path for student, path in submissions.items() if student not in results}
     book = None
     if gradebook is not None:
         from .gradebook import GradebookRun
         book = GradebookRun(gradebook, submissions)
+    notes = {student: list(found.notes.get(student, []))
+             for student in set(submissions) | set(found.problems)}
+    for student, reason in (book.excluded.items() if book else ()):
+        notes[student].append(reason)
     console = Console(stderr=True)
     if results and not quiet:
-        console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to grade")
+        console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
+                      f"grade (seed {run_seed})")
+    for student, reason in found.problems.items():
+        results[student] = failure("unreadable", reason, run_seed)
     try:
         with Progress("[progress.description]{task.description}", BarColumn(),
                       MofNCompleteColumn(), TimeRemainingColumn(), console=console,
                       disable=quiet) as progress:
             task = progress.add_task("grading", total=len(todo))
             for student, result, cells in graded(todo, run_seed, jobs, dask, book, language):
-                write_atomically(out / student / "results.json", json.dumps(result, indent=1))
-                write_feedback(out / student, student, result)
-                if book is not None:
-                    book.record(student, todo[student], result, cells)
+                result = with_notes(result, notes.get(student))
                 results[student] = result
+                try:
+                    write_atomically(out / student / "results.json",
+                                     json.dumps(result, indent=1))
+                    write_feedback(out / student, student, result)
+                    if book is not None and student not in book.excluded:
+                        book.record(student, todo[student], result, cells)
+                except Exception as error:  # noqa: BLE001 - one student's files, not the class
+                    results[student] = with_notes(failure(
+                        "grading failed", f"its results could not be written "
+                        f"({type(error).__name__}: {error})", run_seed), notes.get(student))
                 progress.advance(task)
+        for student in sorted(set(results) - set(todo)):
+            results[student] = with_notes(results[student], notes.get(student))
+            if student in found.problems:
+                write_atomically(out / student / "results.json",
+                                 json.dumps(results[student], indent=1))
+                write_feedback(out / student, student, results[student])
         if book is not None:  # kept results may predate the gradebook's last change
             for student in sorted(set(results) - set(todo)):
-                book.record(student, submissions[student], results[student])
+                if student in submissions and student not in book.excluded:
+                    book.record(student, submissions[student], results[student])
     finally:
         if book is not None:
             book.close()
@@ -108,53 +224,165 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     return dict(sorted(results.items()))
 
 
+def failure(status, reason, seed=None):
+    """The result of a student who could not be graded: zero, a status and the reason."""
+    result = unreadable(one_line(reason, 500), seed)
+    result["extra_data"]["status"] = status
+    if status != "unreadable":
+        result["output"] = f"mha-kit could not grade this submission: {one_line(reason, 500)}"
+    return clean(result)
+
+
+def with_notes(result, notes):
+    """The result with this run's notes on the student's folder (other notebooks in it,
+    a name nbgrader cannot hold), which only the batch sees."""
+    result = dict(result, extra_data=dict(result["extra_data"]))
+    result["extra_data"].pop("batch_notes", None)
+    if notes:
+        result["extra_data"]["batch_notes"] = [one_line(note) for note in notes]
+    return result
+
+
 def graded(todo, seed, jobs, dask, book=None, language=None):
     """(student, result, its cells' grades for the gradebook or None) as they finish,
-    from local processes or a Dask cluster."""
+    from local processes or a Dask cluster. A submission whose grading raises, or kills
+    its worker, gets a "grading failed" result; the others are graded all the same."""
+    def job(student, path):
+        if book is not None and student not in book.excluded:
+            return book.job(student, path, seed, language)
+        return grade_notebook, path, seed, None, language
+
+    def unpack(student, value):
+        result, cells = value if book is not None and student not in book.excluded else (
+            value, None)
+        return student, result, cells
+
+    def died(student, error):
+        return student, failure("grading failed", f"{type(error).__name__}: {error}", seed), None
+
     if dask:
         try:
             from dask.distributed import Client, as_completed as finished
         except ImportError:
             raise ValueError("--dask needs dask.distributed: pip install 'mha-kit[dask]'") from None
         with Client(dask) as client:
-            futures = {client.submit(grade_notebook_bytes, path.name, path.read_bytes(), seed,
-                                     language, pure=False): student
-                       for student, path in todo.items()}
+            futures = {}
+            for student, path in todo.items():
+                try:
+                    data = read_bounded(path)
+                except (OSError, ValueError) as error:  # too big to send: unreadable anyway
+                    yield student, failure("unreadable", str(error), seed), None
+                    continue
+                futures[client.submit(grade_notebook_bytes, path.name, data, seed, language,
+                                      pure=False)] = student
             for future in finished(futures):
-                yield futures[future], future.result(), None
+                try:
+                    yield futures[future], future.result(), None
+                except Exception as error:  # noqa: BLE001
+                    yield died(futures[future], error)
         return
     # Processes, not threads: the checks are Python and would share one core under the
     # GIL. Each worker keeps its own warm zygote and plans its checks once.
     context = multiprocessing.get_context("forkserver")
+    broken = []
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, mp_context=context) as pool:
-        futures = {pool.submit(*(book.job(student, path, seed, language) if book else
-                                 (grade_notebook, path, seed, None, language))): student
-                   for student, path in todo.items()}
+        futures = {pool.submit(*job(student, path)): student for student, path in todo.items()}
         for future in as_completed(futures):
-            value = future.result()
-            result, cells = value if book else (value, None)
-            yield futures[future], result, cells
+            student = futures[future]
+            try:
+                value = future.result()
+            except BrokenProcessPool:  # a worker died: every unfinished future says so
+                broken.append(student)
+                continue
+            except Exception as error:  # noqa: BLE001 - the grading of one student
+                yield died(student, error)
+                continue
+            yield unpack(student, value)
+    # Again, one at a time, so that a worker that dies again dies for its own student.
+    pool = None
+    try:
+        for student in sorted(broken):
+            pool = pool or ProcessPoolExecutor(max_workers=1, mp_context=context)
+            try:
+                value = pool.submit(*job(student, todo[student])).result()
+            except BrokenProcessPool:
+                pool.shutdown(wait=False)
+                pool = None
+                yield died(student, RuntimeError("the grading process died while grading it"))
+            except Exception as error:  # noqa: BLE001
+                yield died(student, error)
+            else:
+                yield unpack(student, value)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+
+
+MAX_RESULT_BYTES = 16 << 20
 
 
 def reusable(results_path, notebook, seed, language=None):
-    """The earlier result for this notebook, if it still holds; else None."""
+    """The earlier result for this notebook, if it still holds; else None. A results.json
+    that is not one the grader wrote (corrupt, hostile, too big) never holds."""
     try:
-        result = json.loads(results_path.read_text(encoding="utf-8"))
+        data = read_bounded(results_path, MAX_RESULT_BYTES)
+        scan_json(data)
+        result = json.loads(data.decode("utf-8"))
+        if not well_formed(result):
+            return None
         extra = result["extra_data"]
-    except (OSError, ValueError, KeyError, TypeError):
+        same = (extra.get("submission_hash") == file_hash(notebook)
+                and extra.get("graders_hash") == graders_hash()
+                and extra.get("mhakit_version") == __version__
+                and (seed is None or extra.get("seed") == seed)
+                and (language is None or extra.get("language") == language))
+    except Exception:  # noqa: BLE001 - whatever is on disk, the student is graded again
         return None
-    same = (extra.get("submission_hash") == file_hash(notebook)
-            and extra.get("graders_hash") == graders_hash()
-            and extra.get("mhakit_version") == __version__
-            and (seed is None or extra.get("seed") == seed)
-            and (language is None or extra.get("language") == language))
-    return result if same else None
+    return clean(result) if same else None
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def well_formed(result):
+    """Whether ``result`` has the shape every reader of a result relies on."""
+    if not isinstance(result, dict) or not _number(result.get("score")):
+        return False
+    tests, extra = result.get("tests"), result.get("extra_data")
+    if not isinstance(tests, list) or not isinstance(extra, dict):
+        return False
+    for test in tests:
+        if not (isinstance(test, dict) and all(isinstance(test.get(k), str) for k in
+                                               ("name", "status", "output"))
+                and _number(test.get("score")) and _number(test.get("max_score"))
+                and all(isinstance(tag, str) for tag in test.get("tags", []))):
+            return False
+    parts = extra.get("parts")
+    seed = extra.get("seed")
+    return (isinstance(parts, dict) and all(_number(v) for v in parts.values())
+            and isinstance(extra.get("status"), str) and _number(extra.get("max_score"))
+            and isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 1 << 64
+            and extra.get("language", "zh") in ("zh", "en")
+            and isinstance(extra.get("style", {}), dict)
+            and all(isinstance(v, str) for v in extra.get("style", {}).values()))
+
+
+def status_line(result):
+    """The status, with the reason when the student was not graded and the batch's
+    notes: one line, for grades.csv, the table and the report."""
+    extra = result["extra_data"]
+    line = extra["status"]
+    if not line.startswith("graded") and extra.get("error"):
+        line += f": {extra['error']}"
+    for note in extra.get("batch_notes") or ():
+        line += f"; {note}"
+    return one_line(line, 600)
 
 
 def grade_row(student, result):
     parts = result["extra_data"]["parts"]
-    row = {"student": student, "total": f"{result['score']:g}",
-           "status": result["extra_data"]["status"]}
+    row = {"student": student, "total": f"{result['score']:g}", "status": status_line(result)}
     row.update({part: f"{parts.get(part, 0):g}" for part in GRADED_FUNCTIONS + ("quiz",)})
     return row
 
@@ -189,5 +417,5 @@ def grade_table(results):
                          justify="left" if column in ("student", "status") else "right")
     for student, result in results.items():
         row = grade_row(student, result)
-        table.add_row(*(row[c] for c in CSV_COLUMNS))
+        table.add_row(*(Text(row[c]) for c in CSV_COLUMNS))  # a name like "[red]" is text
     return table

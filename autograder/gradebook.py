@@ -18,6 +18,7 @@ import copy
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from .cell_outputs import TEST_CELL_PART, test_cell_outputs
@@ -61,8 +62,12 @@ def _stored_metadata(grade_id, stored):
 def autograded_notebook(submitted, stored_cells, result):
     """The notebook nbgrader's autograde would write: cleaned, restored, test outputs in."""
     notebook = copy.deepcopy(submitted)
+    # nbformat's shape, whatever the student saved: cells are objects with object metadata.
+    notebook["cells"] = [cell for cell in notebook.get("cells", []) if isinstance(cell, dict)]
     present = set()
-    for cell in notebook.get("cells", []):
+    for cell in notebook["cells"]:
+        if not isinstance(cell.get("metadata"), dict):
+            cell["metadata"] = {}
         if isinstance(cell.get("source"), list):  # nbformat's on-disk form; checksums need text
             cell["source"] = "".join(map(str, cell["source"]))
         meta = cell.setdefault("metadata", {})
@@ -104,7 +109,7 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
     """autograded/<student>/<assignment>/: the submission's folder, its notebook graded.
     ``submitted`` is the notebook as grading read it; without it, the file is read again.
     Runs in a grading worker; the caller writes the gradebook."""
-    from .grading import read_notebook
+    from .notebook_file import read_notebook
 
     target = Path(course) / "autograded" / student / assignment
     source_folder = Path(submitted_path).parent
@@ -135,9 +140,12 @@ def cell_grades(notebook, result):
     from nbformat import from_dict
     from nbgrader import utils
 
-    problems = list(result["extra_data"].get("tampering") or [])
-    if result["extra_data"]["status"] in ("unreadable", "grading failed"):
-        problems.append(result["extra_data"]["status"])
+    from .notebook_file import one_line
+
+    extra = result["extra_data"]
+    problems = list(extra.get("tampering") or [])
+    if extra["status"] in ("unreadable", "grading failed"):  # with the one-line reason
+        problems.append(one_line(f"{extra['status']}: {extra.get('error') or '?'}", 300))
     grades, comments = {}, {}
     for raw in (notebook or {}).get("cells", []):
         meta = raw.get("metadata", {}).get("nbgrader", {})
@@ -252,9 +260,20 @@ def grade_into_autograded(path, seed, course, assignment, student, stored_cells,
     from .grading import read_and_grade
 
     result, submitted = read_and_grade(path, seed, language=language)
-    notebook = write_autograded(course, assignment, student, path, stored_cells, result,
-                                submitted)
+    try:
+        notebook = write_autograded(course, assignment, student, path, stored_cells, result,
+                                    submitted)
+    except Exception:  # noqa: BLE001 - like an unreadable notebook: zeros, flagged
+        notebook = None
     return result, _graded_cells(notebook)
+
+
+def _text(name):
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 class GradebookRun:
@@ -265,16 +284,27 @@ class GradebookRun:
 
         self.course = Path(course)
         submitted = (self.course / "submitted").resolve()
-        outside = [str(p) for p in submissions.values()
-                   if p.resolve().parent.parent.parent != submitted]
-        if outside:
+        inside = {student: p for student, p in submissions.items()
+                  if p.resolve().parent.parent.parent == submitted}
+        if not inside:
+            example = next(iter(submissions.values()), "nothing")
             raise ValueError(f"--gradebook needs nbgrader's layout {self.course}/submitted/"
-                             f"<student>/<assignment>/<notebook>.ipynb, not {outside[0]}")
-        names = {(p.parent.name, p.stem) for p in submissions.values()}
-        if len(names) != 1:
-            raise ValueError("--gradebook grades one assignment and notebook at a time, "
-                             f"found {sorted(names)}")
-        (self.assignment, notebook), = names
+                             f"<student>/<assignment>/<notebook>.ipynb, not {example}")
+        # The class's assignment and notebook: most students'. One student's odd folder
+        # keeps that student out of the gradebook, not the class.
+        (self.assignment, notebook), _ = Counter(
+            (p.parent.name, p.stem) for p in inside.values()).most_common(1)[0]
+        self.excluded = {}
+        for student, p in submissions.items():
+            if student not in inside:
+                self.excluded[student] = ("not in the gradebook: its notebook is not at "
+                                          "submitted/<student>/<assignment>/<notebook>.ipynb")
+            elif (p.parent.name, p.stem) != (self.assignment, notebook):
+                self.excluded[student] = (f"not in the gradebook: it is for {p.parent.name}/"
+                                          f"{p.stem}, the class for {self.assignment}/{notebook}")
+            elif not _text(p.parent.parent.name):
+                self.excluded[student] = ("not in the gradebook: the folder name is not UTF-8 "
+                                          "text, which nbgrader cannot hold; rename the folder")
         if not (self.course / "gradebook.db").exists():
             raise ValueError(f"{self.course} has no gradebook.db; is it the course folder?")
         try:
@@ -285,14 +315,25 @@ class GradebookRun:
                              f"{notebook}: run `nbgrader generate_assignment` first") from None
 
     def job(self, student, path, seed, language=None):
-        return (grade_into_autograded, path, seed, self.course, self.assignment, student,
-                self.stored, language)
+        """The worker's job; the gradebook's student is the folder's own name."""
+        return (grade_into_autograded, path, seed, self.course, self.assignment,
+                Path(path).parent.parent.name, self.stored, language)
 
     def record(self, student, path, result, graded_cells=None):
-        if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run
-            graded_cells = _graded_cells(write_autograded(self.course, self.assignment,
-                                                          student, path, self.stored, result))
-        self.writer.record(student, *cell_grades(graded_cells, result))
+        folder = Path(path).parent.parent.name
+        try:
+            if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run
+                graded_cells = _graded_cells(write_autograded(self.course, self.assignment,
+                                                              folder, path, self.stored, result))
+            grades, comments = cell_grades(graded_cells, result)
+        except Exception as error:  # noqa: BLE001 - zeros, flagged for a person, with why
+            from .notebook_file import one_line
+
+            grades = {name: (0, True) for name, cell in self.stored.items() if cell.get("grade")}
+            note = one_line(f"mha-kit: could not read the graded cells ({type(error).__name__})")
+            comments = {name: note for name, cell in self.stored.items()
+                        if cell.get("solution") or cell.get("task")}
+        self.writer.record(folder, grades, comments)
 
     def close(self):
         self.writer.close()

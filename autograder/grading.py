@@ -23,6 +23,7 @@ from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
 from .sandbox import EncodedCalls, IsolatedStudent, Limits
 from .style import style_notes
 from .tampering import find_tampering
+from .notebook_file import clean, read_notebook  # noqa: F401 - read_notebook is used by others
 
 GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
 PARTS = GRADED_FUNCTIONS + ("quiz",)
@@ -133,40 +134,16 @@ def unreadable(reason, seed=None):
     return result
 
 
-MAX_NOTEBOOK_BYTES = 200 << 20
-
-
-def read_notebook(path):
-    """The notebook as a dict, in format 4; ValueError says why a file is not one."""
-    path = Path(path)
-    size = path.stat().st_size
-    if size > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"the file has {size >> 20} MB; a notebook may have at most "
-                         f"{MAX_NOTEBOOK_BYTES >> 20} MB")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("the file is not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise ValueError(f"the file is not valid JSON ({type(error).__name__})") from None
-    if isinstance(data, dict) and isinstance(data.get("nbformat"), int) and data["nbformat"] < 4:
-        # nbformat upgrades old notebooks; it runs here, on trusted code only. Imported
-        # here because importing it costs over a second (jsonschema's format checkers).
-        import nbformat
-        try:
-            data = nbformat.reads(text, as_version=4)
-        except Exception as error:  # noqa: BLE001 - any failure means "not readable"
-            raise ValueError(f"an old notebook that could not be upgraded ({error})") from None
-    return data
-
-
 def file_hash(path):
+    """The file's first 16 hex digits of SHA-256, read in pieces (a file of any size)."""
+    digest = hashlib.sha256()
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+        with open(path, "rb") as handle:
+            for piece in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(piece)
     except OSError:
         return None
+    return digest.hexdigest()[:16]
 
 
 def grade_notebook(path, seed=None, limits=None, language=None):
@@ -178,15 +155,21 @@ def read_and_grade(path, seed=None, limits=None, language=None):
     speaks ``language`` when given, else the notebook's own."""
     notebook = None
     try:
-        notebook = read_notebook(path)
+        notebook = read_notebook(path)  # bounded: size, depth, containers (notebook_file)
         cells = graded_cells_of(notebook)
+        tampering = find_tampering(notebook)
+        language = language or language_of(notebook)
     except (OSError, ValueError) as error:
         result = unreadable(str(error), seed)
+    except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
+        result = unreadable(f"the notebook's structure could not be read "
+                            f"({type(error).__name__}: {error})", seed)
     else:
-        result = grade_cells(cells, seed, limits, find_tampering(notebook),
-                             language or language_of(notebook))
+        result = grade_cells(cells, seed, limits, tampering, language)
     result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
-    return result, notebook
+    # Student code writes into the result (exception text, load errors): every string
+    # is made valid UTF-8 and bounded before any file holds it.
+    return clean(result), notebook
 
 
 def grade_notebook_bytes(name, data, seed=None, language=None):
