@@ -20,7 +20,7 @@ from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
 from .planning import plan, run_planned
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
-from .sandbox import EncodedCalls, IsolatedStudent, Limits
+from .sandbox import EncodedBatch, IsolatedStudent, Limits
 from .style import style_notes
 from .tampering import find_tampering
 from .notebook_file import clean, read_notebook  # noqa: F401 - read_notebook is used by others
@@ -67,7 +67,7 @@ def prepared_for(seed):
     """(plans, the same calls encoded for the child) under ``seed``. A batch grades
     every submission with one seed, so this is worked out once (see planning.py)."""
     plans = plan(ordered_checks(), reference_functions(), _inputs_for(seed))
-    return plans, EncodedCalls([c for calls in plans for c in calls], reference_functions())
+    return plans, [EncodedBatch(calls) for calls in plans]
 
 
 def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):

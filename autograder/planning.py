@@ -5,12 +5,16 @@ child one call at a time cost a round trip each, about 170 per submission, plus 
 stand-in call. Instead:
 
 1. **Plan**: each check runs once against ``PlanningStudent``, which records every call
-   and answers with the reference's result, so the check goes on to its last call.
-2. **Run**: the child runs all recorded calls in one batch and answers each in turn.
+   and answers with the reference's result, so the check goes on to its last call. It
+   also records the reference's own calls of the other functions: the only questions
+   the child's stand-ins may have answered (see sandbox/stand_ins.py).
+2. **Run**: the child runs one check's recorded calls in one batch and answers each in
+   turn. It never holds the inputs of a check before that check runs.
 3. **Replay**: each check runs again, with the same random inputs, against
    ``ReplayingStudent``, which hands out the child's answers in order. When a check asks
    for a call that was not planned (its inputs came from a wrong answer of the student),
-   that call goes to the child live. So a check sees exactly what it would have seen live.
+   that call goes to the child live, without stand-ins. So a check sees what it would
+   have seen live.
 """
 
 import types
@@ -38,12 +42,22 @@ class PlanningStudent:
         if stand_ins:  # note the reference's own calls: their answers travel sealed
             function = _tracing(function, self.reference, planned.answers)
         try:
-            return to_plain(function(*args, **kwargs))
+            value = to_plain(function(*args, **kwargs))
         except Exception as error:  # a check that feeds invalid input on purpose
             raise StudentRaised(f"{name} raised {type(error).__name__}") from None
+        planned.reply_bytes = _bytes_of(value)
+        return value
 
     def variable(self, name):
         self.calls.append(PlannedCall(name, variable=True))
+
+
+def _bytes_of(value):
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(_bytes_of(v) for v in value)
+    return 0
 
 
 def _tracing(function, reference, answers):
@@ -134,18 +148,19 @@ def plan(checks, reference, rng_for):
 def run_planned(checks, plans, student, rng_for, encoded=None, language="zh"):
     """Run ``checks`` [(index, check)] against the isolated ``student``; Results in order.
 
-    ``plans`` comes from ``plan``, and ``encoded`` (optional) is its calls as EncodedCalls;
-    ``rng_for(index)`` gives a fresh generator with the same seed on every call, so that
-    planning and replaying draw the same inputs.
+    ``plans`` comes from ``plan``, and ``encoded`` (optional) is each plan as an
+    EncodedBatch; ``rng_for(index)`` gives a fresh generator with the same seed on every
+    call, so that planning and replaying draw the same inputs. The child gets one
+    check's calls at a time, and the check is replayed before the next one is sent.
     """
     from .mistakes import name_by_variants
     from .public.runner import run_check
 
-    every_call = [call for calls in plans for call in calls]
+    encoded = encoded or [None] * len(plans)
     results = []
     with speaking(language):  # the child's crashes are described in it too
-        outcomes = iter(student.run_calls(every_call, encoded))
-        for (index, chk), calls in zip(checks, plans):
-            replay = ReplayingStudent(calls, [next(outcomes) for _ in calls], student)
+        for (index, chk), calls, batch in zip(checks, plans, encoded):
+            outcomes = student.run_calls(calls, batch) if calls else []
+            replay = ReplayingStudent(calls, outcomes, student)
             results.append(run_check(chk, replay, rng_for(index), name_by_variants))
     return results

@@ -23,6 +23,7 @@ RELEASE = REPO / "assignments" / "mha" / "mha.ipynb"
 class Attack:
     name: str
     zero: tuple = ()            # parts that must score 0; all others score full marks
+    scores: dict = field(default_factory=dict)  # parts that must score these points
     edits: dict = field(default_factory=dict)   # answer cell id -> new source
     extra_cells: tuple = ()     # code cells a student added at the end
     notebook: object = None     # fn(notebook dict) -> notebook dict, for structural attacks

@@ -26,7 +26,8 @@ CALL_SECONDS = "3"  # generous for correct code, short for endless loops
 def expected_parts(attack):
     if attack.unreadable or attack.zero == "all":
         return {part: 0.0 for part in FULL}
-    return {part: 0.0 if part in attack.zero else full for part, full in FULL.items()}
+    expected = {part: 0.0 if part in attack.zero else full for part, full in FULL.items()}
+    return dict(expected, **attack.scores)
 
 
 def runnable(attack):

@@ -100,36 +100,58 @@ def test_a_broken_softmax_costs_softmax_points_only(reference_answers):
     assert own and all(t["status"] == "failed" for t in own)  # feedback, 0 points
 
 
-def _count_parent_answers(monkeypatch):
-    """The stand-in questions the grader had to answer itself, by function name."""
-    from autograder import sandbox
+def _count_stand_in_questions(monkeypatch):
+    """Every question the child's stand-ins asked: (function, whether it was answered)."""
+    from autograder.sandbox import student
 
-    asked, original = [], sandbox.IsolatedStudent._answer_reference
+    asked, original = [], student.recorded_answer
 
-    def counting(self, header, *rest):
-        asked.append(header.get("name"))
-        return original(self, header, *rest)
+    def counting(name, *rest):
+        found, value = original(name, *rest)
+        asked.append((name, found))
+        return found, value
 
-    monkeypatch.setattr(sandbox.IsolatedStudent, "_answer_reference", counting)
+    monkeypatch.setattr(student, "recorded_answer", counting)
     return asked
 
 
-def test_stand_ins_answer_from_sealed_results_when_the_calls_match(reference_answers,
-                                                                   monkeypatch):
-    asked = _count_parent_answers(monkeypatch)
+def test_stand_ins_answer_the_calls_the_reference_makes(reference_answers, monkeypatch):
+    asked = _count_stand_in_questions(monkeypatch)
     assert grade_answers(reference_answers, seed=3)["score"] == 100
-    assert asked == []  # every stand-in call matched one the reference makes
+    names = {name for name, _ in asked}
+    assert names == {"attention_scores", "softmax", "split_heads", "attention", "concat_heads",
+                     "output_projection"}
+    assert all(found for _, found in asked)  # the reference's own calls, matched
 
 
-def test_stand_ins_still_answer_calls_the_reference_would_not_make(reference_answers,
-                                                                   monkeypatch):
-    asked = _count_parent_answers(monkeypatch)
+def test_a_minus_1e30_mask_still_matches_the_references_minus_inf(reference_answers,
+                                                                 monkeypatch):
+    asked = _count_stand_in_questions(monkeypatch)
     source = reference_answers["answer_attention"]
     assert "-np.inf" in source
     answers = dict(reference_answers, answer_attention=source.replace("-np.inf", "-1e30"))
     result = grade_answers(answers, seed=3)
     assert parts(result)["attention"] == FULL["attention"]
-    assert "softmax" in asked  # -1e30 is not the reference's -inf: the grader answered
+    assert ("softmax", True) in asked and ("softmax", False) not in asked
+
+
+def test_a_call_the_reference_never_makes_runs_the_students_own_function(reference_answers,
+                                                                        monkeypatch):
+    # softmax through the attention stand-in: Q = x, K = I gives weights softmax(x / √d).
+    through_attention = (
+        "def softmax(x, axis=-1):\n"
+        "    x = np.moveaxis(np.asarray(x, dtype=float), axis, -1)\n"
+        "    d = x.shape[-1]\n"
+        "    eye = np.broadcast_to(np.eye(d), x.shape[:-1] + (d, d))\n"
+        "    _, weights = attention(x[..., None, :] * np.sqrt(d), eye, eye)\n"
+        "    return np.moveaxis(weights[..., 0, :], -1, axis)\n")
+    asked = _count_stand_in_questions(monkeypatch)
+    result = grade_answers(dict(reference_answers, answer_softmax=through_attention), seed=3)
+    # While softmax is graded, nothing is a stand-in (the reference calls no other
+    # function), so attention is the student's own, which calls this softmax again.
+    assert parts(result)["softmax"] == 0
+    assert parts(result)["attention"] == FULL["attention"]  # there softmax is a stand-in
+    assert asked and all(found for _, found in asked)
 
 
 def test_the_allclose_trick_earns_nothing(reference_answers):

@@ -2,7 +2,9 @@
 
 The grader imports this face and nothing else of the package. Inside it:
 
-- ``student.py``: the grader's handle on a submission (calls, stand-ins, verdicts);
+- ``student.py``: the grader's handle on a submission (calls, deadlines, verdicts);
+- ``stand_ins.py``: which calls of the other functions the grader answers, and with what;
+- ``shared_inputs.py``: the inputs in memory files that the grader reads back itself;
 - ``process.py``: one confined child process, its pipes and deadlines;
 - ``confinement.py``: which layers this machine can build, and the child's plan;
 - ``limits.py``: how much a submission may use;
@@ -12,7 +14,7 @@ The grader imports this face and nothing else of the package. Inside it:
 
 from .confinement import jail_works
 from .limits import Limits
-from .student import EncodedCalls, IsolatedStudent, Outcome, PlannedCall, deliver
+from .student import EncodedBatch, IsolatedStudent, Outcome, PlannedCall, deliver
 
-__all__ = ["EncodedCalls", "IsolatedStudent", "Limits", "Outcome", "PlannedCall", "deliver",
+__all__ = ["EncodedBatch", "IsolatedStudent", "Limits", "Outcome", "PlannedCall", "deliver",
            "jail_works"]

@@ -11,14 +11,15 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import numpy as np
 
 from ..public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from ..public.notebook import PREAMBLE
 from ..public.wording import say
-from .child.runtime import call_material, decode, encode, pack, seal_id, xor_stream
+from .child.runtime import decode, encode, pack
 from .limits import Limits
-from .process import ChildGone, ChildProcess
+from .process import MAX_REPLY, ChildGone, ChildProcess
+from .shared_inputs import InputLayout
+from .stand_ins import recorded_answer, request_bytes
 
 
 @dataclass
@@ -31,9 +32,11 @@ class PlannedCall:
     readonly: bool = False
     stand_ins: bool = False
     variable: bool = False
-    # (function, args, kwargs, value): the reference's own calls of the stand-ins, which
-    # the child gets sealed (see child_runtime), sparing it a round trip for each.
+    # (function, args, kwargs, value): the reference's own calls of other contract
+    # functions on this call's inputs, recorded when the check was planned. They are the
+    # only questions a stand-in answers (see stand_ins.py).
     answers: list = field(default_factory=list, compare=False)
+    reply_bytes: int = field(default=0, compare=False)  # the size of the reference's result
 
 
 @dataclass
@@ -66,17 +69,20 @@ def deliver(call, outcome):
 class IsolatedStudent:
     """The grader's handle on a submission whose code lives in a child process.
 
-    ``reference`` maps function names to the trusted reference functions; a call with
-    ``stand_ins=True`` swaps every other contract function in the child for a stand-in
-    that asks this process for the reference result, valid for that call only.
+    ``reference`` maps function names to the trusted reference functions. In a call with
+    ``stand_ins=True``, each function that the reference itself calls becomes a stand-in
+    in the child, which the grader answers from the reference's own calls on this
+    call's inputs only (see stand_ins.py).
 
-    ``run_calls`` sends many calls at once and the child answers them one after another,
-    so a submission costs one round trip instead of one per call; ``call`` is a batch of one.
+    ``run_calls`` sends one check's calls at once and the child answers them one after
+    another; ``call`` is a batch of one. A call has ``limits.call_seconds`` of wall clock
+    for all its messages, and the submission ``limits.submission_seconds`` in all.
     """
 
     def __init__(self, cells, reference, limits=None):
         self.cells = cells
         self.reference = reference
+        self.params = {name: parameters_of(function) for name, function in reference.items()}
         self.limits = limits or Limits()
         self.inputs_changed = False
         self.load_errors = {}
@@ -84,6 +90,7 @@ class IsolatedStudent:
         self.crashed = {}
         self.child = None
         self._layers = []
+        self._ends = None  # when the submission's wall clock runs out
 
     def __enter__(self):
         return self
@@ -101,28 +108,47 @@ class IsolatedStudent:
         return list(self._layers)
 
     def _deadline(self):
-        return time.monotonic() + self.limits.call_seconds
+        """(deadline, message if it is missed) for the next call, or the load."""
+        call_ends = time.monotonic() + self.limits.call_seconds
+        if self._ends is not None and self._ends < call_ends:
+            seconds = f"{self.limits.submission_seconds:g}"
+            return self._ends, say("gone-submission-too-slow", seconds=seconds)
+        return call_ends, say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}")
+
+    def _out_of_time(self):
+        return self._ends is not None and time.monotonic() >= self._ends
 
     def _ensure_child(self):
         if self.child is not None:
             return
+        if self._ends is None:
+            self._ends = time.monotonic() + self.limits.submission_seconds
+        if self._out_of_time():
+            seconds = f"{self.limits.submission_seconds:g}"
+            raise CheckFailed(say("gone", gone=say("gone-submission-too-slow", seconds=seconds)))
         if len(self.crashes) > self.limits.max_restarts:
             raise CheckFailed(say("crashed-too-often", last=self.crashes[-1]))
         self.child = ChildProcess(self.limits)
         self._layers = self.child.layers
+        deadline, too_slow = self._deadline()
         try:
-            self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells})
-            header, _ = self.child.receive(self._deadline())
+            self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells},
+                            deadline=deadline)
+            header, _ = self.child.receive(deadline, limit=0, too_slow=too_slow)
         except ChildGone as gone:
             self._lost(say("gone-while-loading", gone=gone))
             raise CheckFailed(self.crashes[-1]) from None
-        self.load_errors = {str(k): str(v) for k, v in (header.get("errors") or {}).items()}
+        errors = header.get("errors")
+        self.load_errors = ({str(k)[:80]: str(v) for k, v in list(errors.items())[:200]}
+                            if isinstance(errors, dict) else {})
 
     def _lost(self, reason):
         self.crashes.append(reason)
         self.close()
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
+        # A call that no check planned gets no stand-ins: there is no recorded answer for
+        # it, and the grader computes none on inputs it did not choose.
         planned = PlannedCall(name, args, kwargs, readonly, stand_ins)
         outcome = self.run_calls([planned])[0]
         self.inputs_changed = outcome.inputs_changed
@@ -135,8 +161,8 @@ class IsolatedStudent:
     def run_calls(self, calls, encoded=None):
         """An Outcome per call, in order. A crash costs the call that caused it; the
         calls after it go to a fresh child, except those of a function that crashed.
-        ``encoded``, the same calls as EncodedCalls, spares encoding them again."""
-        encoded = encoded or EncodedCalls(calls, self.reference)
+        ``encoded``, the same calls as an EncodedBatch, spares encoding them again."""
+        encoded = encoded or EncodedBatch(calls)
         outcomes = [None] * len(calls)
         position = 0
         while position < len(calls):
@@ -164,12 +190,15 @@ class IsolatedStudent:
         """Send the calls at ``todo``; fill ``outcomes``. Returns where to go on from:
         past the end when all answered, just past the call that lost the child otherwise."""
         current = todo[0]
+        inputs = encoded.inputs.open()
         try:
-            self.child.send_bytes(encoded.message(todo))
+            deadline, _ = self._deadline()
+            self.child.send_bytes(encoded.message(todo), deadline, inputs.fds)
             for index in todo:
                 current = index
-                header, returned = self._serve_until_done(encoded.allowed[index])
+                header, returned = self._serve_until_done(calls[index])
                 outcomes[index] = _outcome(header, returned)
+                outcomes[index].inputs_changed = inputs.changed(index)
         except ChildGone as gone:
             call = calls[current]
             if call.variable:
@@ -180,79 +209,86 @@ class IsolatedStudent:
                 self._lost(f"{call.name}: " + say("gone", gone=gone))
             outcomes[current] = Outcome("crashed", error=self.crashes[-1])
             return current + 1
+        finally:
+            inputs.close()
         return len(calls)
 
-    def _serve_until_done(self, allowed):
-        """Read the reply to the current call, answering its stand-ins' questions on the way."""
-        while True:
-            header, arrays = self.child.receive(self._deadline())
+    def _serve_until_done(self, call):
+        """Read the reply to ``call``, answering its stand-ins on the way. Every message
+        counts against the call's one deadline."""
+        deadline, too_slow = self._deadline()
+        reply_limit = min(MAX_REPLY, max(1 << 20, 64 * call.reply_bytes))
+        request_limits = {name: request_bytes(call.answers, name) for name in stand_in_names(call)}
+
+        def limit(header):
+            if header.get("op") == "reference":
+                return request_limits.get(header.get("name"), 0)
+            return reply_limit
+
+        for _ in range(MAX_STAND_IN_REQUESTS + 1):
+            header, arrays = self.child.receive(deadline, limit=limit, too_slow=too_slow)
             if header.get("op") == "done":
                 return header, arrays
             if header.get("op") != "reference":
                 raise ChildGone(say("gone-protocol"))
-            self._answer_reference(header, arrays, allowed)
+            self._answer_stand_in(call, header, arrays, deadline)
+        raise ChildGone(say("gone-protocol") + f" (> {MAX_STAND_IN_REQUESTS} stand-in calls)")
 
-    def _answer_reference(self, header, arrays, allowed):
-        # Only the functions that are stand-ins in the call being answered right now.
+    def _answer_stand_in(self, call, header, arrays, deadline):
         name = header.get("name")
-        if name not in allowed:
-            self.child.send({"ok": False, "error": "no reference result is available here"})
-            return
-        try:
+        found, value = False, None
+        if name in self.params:
             args = _decode_safely(header.get("args"), arrays)
-            kwargs = {str(k): _decode_safely(v, arrays)
-                      for k, v in (header.get("kwargs") or {}).items()}
-            value = self.reference[name](*args, **kwargs)
-        except Exception as error:  # bad arguments from the student's code
-            self.child.send({"ok": False, "error": f"{name}: {short(str(error))}"})
+            kwargs = header.get("kwargs")
+            kwargs = ({str(k): _decode_safely(v, arrays) for k, v in kwargs.items()}
+                      if isinstance(kwargs, dict) else None)
+            found, value = recorded_answer(name, args, kwargs, call.answers, self.params[name])
+        if not found:
+            self.child.send({"ok": False}, deadline=deadline)
             return
         out = []
-        self.child.send({"ok": True, "value": encode(value, out)}, out)
+        self.child.send({"ok": True, "value": encode(value, out)}, out, deadline=deadline)
 
 
-class EncodedCalls:
-    """Calls encoded once for the child: a request each, sharing one list of arrays.
+MAX_STAND_IN_REQUESTS = 64  # per call; the reference makes at most four
 
-    Every submission of a batch gets the same calls, so the grader builds this once per
-    seed. It holds the sealed answers for the stand-ins (see child_runtime).
+
+def stand_in_names(call):
+    """The functions that the reference itself calls in ``call``: the child's stand-ins."""
+    if not call.stand_ins or call.variable:
+        return []
+    return list(dict.fromkeys(answer[0] for answer in call.answers))
+
+
+class EncodedBatch:
+    """One check's calls, encoded once for the child: a request each, and their inputs
+    laid out for the memory files (see shared_inputs.py).
+
+    Every submission of a class gets the same calls, so the grader builds this once
+    per check and seed; only the memory files are made afresh for each child.
     """
 
-    def __init__(self, calls, reference):
-        self.params = {name: parameters_of(function) for name, function in reference.items()}
-        self.arrays, self.requests, self.allowed = [], [], []
-        for call in calls:
-            others = [n for n in reference if n != call.name] if call.stand_ins else []
-            self.allowed.append(others)
-            self.requests.append(self._request(call, others))
+    def __init__(self, calls):
+        self.inputs = InputLayout([c for c in calls])
+        self.requests = [self._request(call, specs)
+                         for call, specs in zip(calls, self.inputs.specs)]
         self._whole = None
 
-    def _request(self, call, others):
+    @staticmethod
+    def _request(call, specs):
         if call.variable:
             return {"op": "variable", "name": call.name}
-        sealed = [self._seal(answer) for answer in call.answers if answer[0] in others]
-        return {"op": "call", "name": call.name, "readonly": call.readonly, "stand_ins": others,
-                "args": encode(list(call.args), self.arrays),
-                "kwargs": {k: encode(v, self.arrays) for k, v in call.kwargs.items()},
-                "sealed": [entry for entry in sealed if entry is not None]}
-
-    def _seal(self, answer):
-        name, args, kwargs, value = answer
-        material = call_material(name, self.params[name], args, kwargs)
-        if material is None:
-            return None
-        parts = []
-        spec = encode(value, parts)
-        plain = b"".join(np.ascontiguousarray(a).tobytes() for a in parts)
-        self.arrays.append(np.frombuffer(xor_stream(material, plain), np.uint8))
-        return {"id": seal_id(material), "value": spec, "i": len(self.arrays) - 1,
-                "layout": [[a.dtype.str, list(a.shape)] for a in parts]}
+        args, kwargs = specs
+        return {"op": "call", "name": call.name, "stand_ins": stand_in_names(call),
+                "args": args, "kwargs": kwargs}
 
     def message(self, todo):
         """The batch request for the calls at ``todo`` (all of them, usually: cached)."""
         if len(todo) == len(self.requests) and self._whole is not None:
             return self._whole
-        header = {"op": "batch", "calls": [self.requests[i] for i in todo], "params": self.params}
-        data = pack(header, self.arrays)
+        header = {"op": "batch", "calls": [self.requests[i] for i in todo],
+                  "files": [True, False]}
+        data = pack(header)
         if len(todo) == len(self.requests):
             self._whole = data
         return data
@@ -260,7 +296,7 @@ class EncodedCalls:
 
 @lru_cache(maxsize=None)
 def parameters_of(function):
-    """[name, has a default, default] per parameter, as the child binds a call with them."""
+    """[name, has a default, default] per parameter, to bind a stand-in's arguments."""
     return [[p.name, p.default is not p.empty, None if p.default is p.empty else p.default]
             for p in inspect.signature(function).parameters.values()]
 
@@ -270,13 +306,13 @@ def _outcome(header, returned):
     if status not in ("returned", "missing", "not_implemented", "raised"):
         raise ChildGone(say("gone-protocol"))
     return Outcome(status, value=_decode_safely(header.get("value"), returned),
-                   error=str(header.get("error")), inputs_changed=header.get("inputs_changed") is not False)
+                   error=str(header.get("error"))[:1000])
 
 
 def _decode_safely(spec, arrays):
     """Decode a child's description; anything malformed becomes a harmless string."""
     try:
-        if not isinstance(spec, dict):
+        if not isinstance(spec, dict) or spec.get("t") == "shared":
             raise ValueError
         if spec.get("t") == "other":
             return f"<{short(str(spec.get('type')), 80)}>"

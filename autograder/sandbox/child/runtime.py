@@ -1,20 +1,25 @@
 """The program that runs inside the grading child process, next to the student's code.
 
-The parent passes this file's text to ``python -I -S -c``, so the child never imports
-the ``autograder`` package; it imports numpy and the standard library only. The parent
-trusts nothing it says: it accepts only JSON and arrays of plain numeric dtypes, and
-compares results itself.
+The parent passes this file's text to ``python -I -S -c`` (or the zygote loads it), so
+the child never imports the grader; it imports numpy and the standard library only. The
+parent trusts nothing it says: it accepts only JSON and arrays of plain numeric dtypes,
+decides every verdict itself, and answers a stand-in only when the reference itself
+would have asked the same question.
 
-Protocol: every message is a JSON header frame, then, if the header lists arrays, one
-frame holding their raw bytes; a frame is an 8-byte big-endian length and its bytes.
+Protocol, over one Unix socket: every message is a JSON header frame, then, if the
+header lists arrays, one frame holding their raw bytes; a frame is an 8-byte big-endian
+length and its bytes. A batch's inputs arrive instead in memory files whose descriptors
+ride on the batch's first byte: one the child may write (the parent reads it back to see
+whether a call changed its inputs) and one sealed against writing (read-only inputs).
 """
 
 import contextlib
-import hashlib
 import json
 import math
+import mmap
 import os
 import re
+import socket
 import struct
 import sys
 import types
@@ -27,22 +32,47 @@ import numpy as np  # noqa: E402
 MAX_FRAME = 256 * 1024 * 1024
 
 
-def read_exact(fd, size):
-    chunks = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            raise EOFError("the parent closed the pipe")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+class Channel:
+    """The child's end of the socket. Reads with recvmsg, so that the descriptors the
+    parent sends are kept (plain read() would drop them), in arrival order."""
 
+    def __init__(self, rfd, wfd):
+        self.socket = socket.socket(fileno=rfd)
+        self.wfd = wfd
+        self.fds = []
 
-def read_frame(fd):
-    (size,) = struct.unpack(">Q", read_exact(fd, 8))
-    if size > MAX_FRAME:
-        raise ValueError("frame too large")
-    return read_exact(fd, size)
+    def read_exact(self, size):
+        chunks = []
+        while size:
+            chunk, fds, _, _ = socket.recv_fds(self.socket, min(size, 1 << 20), 4)
+            self.fds += fds
+            if not chunk:
+                raise EOFError("the parent closed the socket")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def read_frame(self):
+        (size,) = struct.unpack(">Q", self.read_exact(8))
+        if size > MAX_FRAME:
+            raise ValueError("frame too large")
+        return self.read_exact(size)
+
+    def receive(self):
+        header = json.loads(self.read_frame().decode("utf-8"))
+        layout = header.get("arrays") or []
+        return header, unpack_arrays(layout, self.read_frame() if layout else b"")
+
+    def send(self, header, arrays=()):
+        data = pack(header, arrays)
+        while data:
+            data = data[os.write(self.wfd, data):]
+
+    def take_fds(self, count):
+        taken, self.fds = self.fds[:count], self.fds[count:]
+        if len(taken) != count:
+            raise ValueError("the batch's memory files did not arrive")
+        return taken
 
 
 # An array crosses as its dtype and shape (in the JSON header) and its raw bytes. Only
@@ -61,7 +91,7 @@ def pack(header, arrays=()):
 
 def unpack_arrays(layout, data):
     """Rebuild the arrays a header announces; ValueError for anything malformed."""
-    if not isinstance(layout, list) or len(layout) > 100_000:
+    if not isinstance(layout, list) or len(layout) > 10_000:
         raise ValueError("bad array layout")
     arrays, offset = [], 0
     for item in layout:
@@ -87,18 +117,6 @@ def frame(data):
     return struct.pack(">Q", len(data)) + data
 
 
-def send(fd, header, arrays=()):
-    data = pack(header, arrays)
-    while data:
-        data = data[os.write(fd, data):]
-
-
-def receive(fd):
-    header = json.loads(read_frame(fd).decode("utf-8"))
-    layout = header.get("arrays") or []
-    return header, unpack_arrays(layout, read_frame(fd) if layout else b"")
-
-
 def encode(value, arrays):
     """A JSON description of ``value``; arrays go to the ``arrays`` list by index.
 
@@ -121,77 +139,42 @@ def encode(value, arrays):
     return {"t": "other", "type": f"an object of type {kind.__name__}"}
 
 
-def decode(spec, arrays):
+def decode(spec, arrays, files=()):
+    """The value a description stands for; "shared" arrays are views of ``files``."""
     kind = spec["t"]
     if kind in ("tuple", "list"):
-        items = [decode(s, arrays) for s in spec["items"]]
+        items = [decode(s, arrays, files) for s in spec["items"]]
         return tuple(items) if kind == "tuple" else items
     if kind == "array":
         return arrays[spec["i"]]
     if kind == "scalar":
         return arrays[spec["i"]][()]
+    if kind == "shared":
+        return shared_array(spec, files)
     return spec.get("v")
 
 
-# ------------------------------------------------------------ sealed reference answers
-# While one function is graded, the student's other functions are stand-ins that return
-# the reference's result. The parent knows which calls the reference itself would make,
-# so it sends those answers along, sealed: each is XORed with a key stream drawn from
-# the call's exact arguments, and found under a hash of them. Code that has not computed
-# those very arguments can neither find nor read an answer; any other call still asks
-# the parent, so a sealed answer reveals nothing a stand-in would not.
-
-def bind(params, args, kwargs):
-    """The call's argument values in parameter order, or None if it does not bind."""
-    names = [p[0] for p in params]
-    if len(args) > len(names) or any(k not in names for k in kwargs):
-        return None
-    values = dict(zip(names, args))
-    if any(k in values for k in kwargs):
-        return None
-    values.update(kwargs)
-    for name, has_default, default in params:
-        if name not in values:
-            if not has_default:
-                return None
-            values[name] = default
-    return [values[n] for n in names]
+def shared_array(spec, files):
+    """An input array in place in one of the batch's memory files, not a copy: whatever
+    the student's code writes into it, the parent sees."""
+    dtype, shape = np.dtype(spec["d"]), tuple(spec["s"])
+    if math.prod(shape) == 0:
+        return np.empty(shape, dtype)
+    return np.frombuffer(files[spec["f"]], dtype, math.prod(shape), spec["o"]).reshape(shape)
 
 
-def _canonical(value):
-    kind = type(value)
-    if kind is np.ndarray and value.dtype.kind in "biufc" and not value.dtype.hasobject:
-        head = f"A{value.dtype.str}{value.shape}".encode()
-        return head + b":" + np.ascontiguousarray(value).tobytes()
-    if kind is bool or kind is np.bool_:
-        return b"B1" if value else b"B0"
-    if kind is int or issubclass(kind, np.integer):
-        return b"I" + str(int(value)).encode()
-    if kind is float or issubclass(kind, np.floating):
-        return b"F" + float(value).hex().encode()
-    if value is None:
-        return b"N"
-    return None
-
-
-def call_material(name, params, args, kwargs):
-    """Canonical bytes of a call, the same on both sides; None for what cannot be sealed."""
-    values = bind(params, args, kwargs)
-    if values is None:
-        return None
-    parts = [name.encode()] + [_canonical(v) for v in values]
-    if any(part is None for part in parts):
-        return None
-    return b"".join(struct.pack(">Q", len(part)) + part for part in parts)
-
-
-def seal_id(material):
-    return hashlib.sha256(b"mhakit-id\0" + material).hexdigest()
-
-
-def xor_stream(material, data):
-    pad = hashlib.shake_256(b"mhakit-pad\0" + material).digest(len(data))
-    return (np.frombuffer(data, np.uint8) ^ np.frombuffer(pad, np.uint8)).tobytes()
+def map_files(fds, writable):
+    """Map the batch's memory files, each writable or not as the parent says (a sealed
+    file cannot be mapped for writing anyway)."""
+    mapped = []
+    for fd, may_write in zip(fds, writable):
+        try:
+            size = os.fstat(fd).st_size
+            access = mmap.ACCESS_WRITE if may_write else mmap.ACCESS_READ
+            mapped.append(mmap.mmap(fd, size, access=access) if size else b"")
+        finally:
+            os.close(fd)
+    return mapped
 
 
 def describe(error):
@@ -261,10 +244,9 @@ class Child:
     def __init__(self, rfd, wfd):
         import builtins
 
-        self.rfd, self.wfd = rfd, wfd
+        self.channel = Channel(rfd, wfd)
         self.namespace = {"__name__": "__student__"}
-        self.params = {}  # each contract function's parameters, to bind sealed calls
-        self.guard = Guard([builtins, sys, os, json, struct, math, re, hashlib, np,
+        self.guard = Guard([builtins, sys, os, json, struct, math, re, socket, mmap, np,
                             sys.modules[__name__]])
 
     def load(self, request):
@@ -279,53 +261,38 @@ class Child:
                 errors[cell_id] = describe(error)
             finally:
                 self.guard.restore()
-        send(self.wfd, {"op": "loaded", "errors": errors})
+        self.channel.send({"op": "loaded", "errors": errors})
 
-    def stand_in(self, name, sealed):
-        """A function that returns the reference result of ``name``: sealed, or from the parent."""
-        def ask_parent(*args, **kwargs):
+    def stand_in(self, name, own):
+        """In place of ``name`` while another function is graded. The parent answers only
+        the very calls that the reference itself makes on the inputs the parent chose;
+        any other call runs the student's own ``name``."""
+        channel = self.channel
+
+        def standing_in(*args, **kwargs):
             with self.guard.clean():
-                found = self.unseal(name, args, kwargs, sealed)
-                if found is None:
-                    arrays = []
-                    spec = {"args": encode(list(args), arrays),
-                            "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
-                    send(self.wfd, dict(spec, op="reference", name=name), arrays)
-                    found = receive(self.rfd)
-            header, returned = found
-            if not header.get("ok"):
-                raise ValueError(header.get("error", "invalid arguments"))
-            return decode(header["value"], returned)
-        ask_parent.__name__ = name
-        return ask_parent
+                arrays = []
+                spec = {"op": "reference", "name": name, "args": encode(list(args), arrays),
+                        "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
+                channel.send(spec, arrays)
+                header, returned = channel.receive()
+            if header.get("ok"):
+                return decode(header["value"], returned)
+            if not callable(own):
+                raise NameError(f"name '{name}' is not defined")
+            return own(*args, **kwargs)
+        standing_in.__name__ = name
+        return standing_in
 
-    def unseal(self, name, args, kwargs, sealed):
-        """A sealed answer for exactly these arguments, as (header, arrays); else None."""
-        try:
-            material = call_material(name, self.params.get(name, []), args, kwargs)
-            entry = sealed.get(seal_id(material)) if material is not None else None
-            if entry is None:
-                return None
-            spec, layout, data = entry
-            return {"ok": True, "value": spec}, unpack_arrays(layout, xor_stream(material, data))
-        except Exception:  # noqa: BLE001 - the parent can always answer instead
-            return None
-
-    def call(self, request, arrays):
-        """Run one call; reply with its status, its value and whether it changed its inputs."""
-        args = decode(request["args"], arrays)
-        kwargs = {k: decode(v, arrays) for k, v in request["kwargs"].items()}
-        inputs = [a for a in list(args) + list(kwargs.values()) if isinstance(a, np.ndarray)]
-        originals = [a.copy() for a in inputs]
-        if request.get("readonly"):
-            for a in inputs:
-                a.flags.writeable = False
+    def call(self, request, files):
+        """Run one call; reply with its status and value. Whether it changed its inputs
+        is for the parent to see in the memory file, not for the child to say."""
+        args = decode(request["args"], (), files)
+        kwargs = {k: decode(v, (), files) for k, v in request["kwargs"].items()}
         func = self.namespace.get(request["name"])
         saved = {n: self.namespace.get(n) for n in request.get("stand_ins", [])}
-        sealed = {e["id"]: (e["value"], e["layout"], arrays[e["i"]].tobytes())
-                  for e in request.get("sealed", [])}
-        for name in saved:
-            self.namespace[name] = self.stand_in(name, sealed)
+        for name, own in saved.items():
+            self.namespace[name] = self.stand_in(name, own)
         reply, out, value = {"op": "done"}, [], None
         try:
             if not callable(func):
@@ -341,24 +308,23 @@ class Child:
             self.guard.restore()
             self.namespace.update(saved)
         try:
-            reply["inputs_changed"] = not all(
-                a.shape == b.shape and np.array_equal(a, b, equal_nan=b.dtype.kind in "fc")
-                for a, b in zip(inputs, originals))
             reply["value"] = encode(value, out)
         except BaseException as error:  # noqa: BLE001 - e.g. a list that holds itself
             out.clear()
             reply = {"op": "done", "status": "raised",
                      "error": f"the result could not be sent back ({type(error).__name__})"}
-        send(self.wfd, reply, out)
+        self.channel.send(reply, out)
 
-    def batch(self, request, arrays):
-        """Run many calls in order, one reply each, so the parent need not ask one by one."""
-        self.params = request.get("params", {})
+    def batch(self, request):
+        """Run one check's calls in order, one reply each, so that the parent need not
+        ask one by one. Their inputs are in the memory files that came with the batch."""
+        writable = request.get("files", [])
+        files = map_files(self.channel.take_fds(len(writable)), writable)
         for item in request["calls"]:
             if item.get("op") == "variable":
                 self.variable(item)
             else:
-                self.call(item, arrays)
+                self.call(item, files)
 
     def variable(self, request):
         out = []
@@ -366,20 +332,16 @@ class Child:
             spec = encode(self.namespace.get(request["name"]), out)
         except BaseException:  # noqa: BLE001
             out, spec = [], {"t": "other", "type": "a value that could not be sent"}
-        send(self.wfd, {"op": "done", "status": "returned", "value": spec}, out)
+        self.channel.send({"op": "done", "status": "returned", "value": spec}, out)
 
     def serve(self):
         while True:
-            request, arrays = receive(self.rfd)
+            request, _ = self.channel.receive()
             op = request.get("op")
             if op == "load":
                 self.load(request)
-            elif op == "call":
-                self.call(request, arrays)
             elif op == "batch":
-                self.batch(request, arrays)
-            elif op == "variable":
-                self.variable(request)
+                self.batch(request)
             else:
                 return
 
