@@ -1,0 +1,337 @@
+"""One memory limit and one process limit for a whole submission, and nothing of it left
+when its grading ends.
+
+Each test grades a notebook whose answers attack the limits, through grade_notebook, and
+looks at the submission's processes from outside: their memory in /proc and in the
+cgroup the grader made, and whether any of them is still alive afterwards. In CI (root,
+cgroup v1) the tests that need the jail or a cgroup fail when either is missing.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import grade_notebook
+from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.sandbox import Limits, cgroups, confinement
+
+from .attack_corpus import ATTACKS, Attack
+
+IN_CI = bool(os.environ.get("CI"))
+JAILED = confinement.jail_works(Limits())
+FULL = {name: float(sum(p)) for name, p in POINTS.items()}
+FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _cgroup_works():
+    made = cgroups.create(16 << 20, 4)
+    if made is None:
+        return False
+    made.remove()
+    return True
+
+
+CGROUP = _cgroup_works() if os.environ.get("MHAKIT_CGROUP") != "0" else False
+
+
+def need(present, what):
+    if present:
+        return
+    if IN_CI:
+        pytest.fail(f"CI runs as root with cgroup v1, but {what} is missing here "
+                    f"(jail: {confinement.JAIL_PROBLEM}, cgroup: {cgroups.PROBLEM})")
+    pytest.skip(f"this machine has no {what}")
+
+
+def expected(zero):
+    return {part: 0.0 if part in zero else full for part, full in FULL.items()}
+
+
+# --- the attacks -----------------------------------------------------------------------
+
+def hogs(count, megabytes):
+    """softmax forks ``count`` processes that each hold ``megabytes`` for a second, named
+    "mhakit-hog" so that the test can find them, and returns a wrong answer."""
+    return (
+        "import ctypes, os, time\n"
+        "HOGGED = []\n"
+        "def softmax(x, axis=-1):\n"
+        "    x = np.asarray(x, dtype=float)\n"
+        "    if not HOGGED:\n"
+        "        HOGGED.append(True)\n"
+        "        started = []\n"
+        f"        for _ in range({count}):\n"
+        "            try:\n"
+        "                pid = os.fork()\n"
+        "            except OSError:\n"
+        "                break  # no new processes here\n"
+        "            if pid == 0:\n"
+        "                try:\n"
+        "                    ctypes.CDLL(None).prctl(15, b'mhakit-hog', 0, 0, 0)\n"
+        f"                    hog = np.ones({megabytes} << 17)\n"
+        "                    time.sleep(1)\n"
+        "                finally:\n"
+        "                    os._exit(0)\n"
+        "            started.append(pid)\n"
+        "        for pid in started:\n"
+        "            os.waitpid(pid, 0)\n"
+        "    return np.ones_like(x) / x.shape[axis]\n")
+
+
+def outlive(target):
+    """split_heads leaves its session and its parent-death signal, double-forks a process
+    that ignores SIGTERM and SIGHUP, then hangs past the call's deadline itself. Each of
+    them (named "mhakit-ghost") waits until grading is over, then writes ``target``."""
+    return (
+        "import ctypes, os, signal, time\n"
+        "LIBC = ctypes.CDLL(None)\n"
+        f"TARGET = {str(target)!r}\n"
+        "def after_grading(watch, ready=None):\n"
+        "    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):\n"
+        "        signal.signal(sig, signal.SIG_IGN)\n"
+        "    LIBC.prctl(15, b'mhakit-ghost', 0, 0, 0)\n"
+        "    if ready is not None:\n"
+        "        os.write(ready, b'1')\n"
+        "    end = time.monotonic() + 60\n"
+        "    while time.monotonic() < end:\n"
+        "        try:\n"
+        "            os.kill(watch, 0)\n"
+        "        except ProcessLookupError:\n"
+        "            break\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "        time.sleep(0.05)\n"
+        "    try:\n"
+        "        with open(TARGET, 'w') as out:\n"
+        "            out.write('written after grading')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "def split_heads(X, num_heads):\n"
+        "    LIBC.prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG: none\n"
+        "    try:\n"
+        "        os.setsid()\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    me, parent = os.getpid(), os.getppid()\n"
+        "    ready_r, ready_w = os.pipe()\n"
+        "    try:\n"
+        "        middle = os.fork()\n"
+        "    except OSError:\n"
+        "        middle = None  # no new processes here: this one lingers alone\n"
+        "    if middle == 0:\n"
+        "        try:\n"
+        "            if os.fork() == 0:\n"
+        "                after_grading(me, ready_w)\n"
+        "        finally:\n"
+        "            os._exit(0)\n"
+        "    if middle:\n"
+        "        os.waitpid(middle, 0)\n"
+        "        os.read(ready_r, 1)  # the ghost has its name\n"
+        "    after_grading(parent if parent > 1 else me)\n"
+        "    os._exit(0)\n")
+
+
+def named(name):
+    """Processes on this machine whose name (comm) is ``name``."""
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == name:
+                found.append(int(comm.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def resident_bytes(pids):
+    """Anonymous memory held by ``pids`` together: the sum of their proportional set
+    sizes, in which a page that several of them share (after fork) counts once in all.
+    (Pages of shared libraries are left out: the page cache holds them for everyone.)"""
+    total = 0
+    for pid in pids:
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in rollup.splitlines():
+            if line.startswith("Pss_Anon:"):
+                total += int(line.split()[1]) << 10
+    return total
+
+
+class Sampler(threading.Thread):
+    """The most resident memory that the processes named ``name`` held together."""
+
+    def __init__(self, name):
+        super().__init__(daemon=True)
+        self.name, self.peak, self.seen, self.done = name, 0, set(), threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.01):
+            pids = named(self.name)
+            self.seen.update(pids)
+            self.peak = max(self.peak, resident_bytes(pids))
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.join()
+
+
+def notebook(tmp_path, **edits):
+    path = tmp_path / "mha.ipynb"
+    path.write_bytes(Attack("limits", edits=edits).make())
+    return path
+
+
+# --- memory -----------------------------------------------------------------------------
+
+def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
+    need(JAILED, "jail")
+    need(CGROUP, "cgroup with memory and pids controllers")
+    limit = 1024 << 20
+    monkeypatch.setenv("MHAKIT_MEMORY_MB", str(limit >> 20))
+    peaks = []
+    kill = cgroups.SubmissionCgroup.kill
+
+    def measured_kill(group, *args, **kwargs):  # the kernel's own count, before the end
+        peaks.append(group.peak_memory())
+        return kill(group, *args, **kwargs)
+
+    monkeypatch.setattr(cgroups.SubmissionCgroup, "kill", measured_kill)
+    path = notebook(tmp_path, answer_softmax=hogs(8, 320))  # 2.5 GB asked for in all
+    with Sampler("mhakit-hog") as sampler:
+        result = grade_notebook(path, seed=3)
+    extra = result["extra_data"]
+    assert extra["parts"] == expected(("softmax",)), extra
+    assert any(layer.startswith("cgroup v") and "1024 MB" in layer
+               for layer in extra["isolation"]), extra["isolation"]
+    assert sampler.peak <= limit, f"the hogs held {sampler.peak >> 20} MB together"
+    assert None not in peaks and max(peaks) <= limit
+    # The attack was real: together the hogs reached the limit they were held to.
+    assert max(peaks) >= limit // 2, f"peak {max(peaks) >> 20} MB"
+    assert not named("mhakit-hog")
+
+
+# --- lifetime ---------------------------------------------------------------------------
+
+def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, monkeypatch):
+    need(JAILED, "jail")
+    monkeypatch.setenv("MHAKIT_CALL_SECONDS", "2")
+    target = tmp_path / "written-after-grading.txt"
+    result = grade_notebook(notebook(tmp_path, answer_split_heads=outlive(target)), seed=3)
+    extra = result["extra_data"]
+    assert extra["parts"] == expected(("split_heads",)), extra
+    assert not named("mhakit-ghost"), "a process of the submission outlived its grading"
+    assert not confinement.LEFT_BEHIND  # every uid went back, every cgroup was removed
+    assert not target.exists()
+
+
+PLAIN_GRADING = """
+import json, sys
+from pathlib import Path
+from autograder.grading import grade_notebook
+from autograder.sandbox import confinement
+def named(name):
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == name:
+                found.append(int(comm.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+result = grade_notebook(sys.argv[1], seed=3)
+left = named("mhakit-ghost")
+print(json.dumps({"parts": result["extra_data"]["parts"], "left": left,
+                  "isolation": result["extra_data"]["isolation"],
+                  "left_behind": len(confinement.LEFT_BEHIND)}))
+"""
+
+
+def grade_plainly(path, **env):
+    done = subprocess.run(
+        [sys.executable, "-c", PLAIN_GRADING, str(path)], capture_output=True,
+        text=True, timeout=600, cwd=REPO,
+        env=dict(os.environ, MHAKIT_SANDBOX="plain", MHAKIT_CALL_SECONDS="2", **env))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("cgroup", ["with a cgroup", "without"])
+def test_in_plain_mode_nothing_outlives_grading_or_writes_after_it(tmp_path, cgroup):
+    if cgroup == "with a cgroup":
+        need(CGROUP or os.geteuid() != 0, "cgroup with memory and pids controllers")
+    target = tmp_path / "written-after-grading.txt"
+    path = notebook(tmp_path, answer_split_heads=outlive(target))
+    seen = grade_plainly(path, **({"MHAKIT_CGROUP": "0"} if cgroup == "without" else {}))
+    assert seen["parts"] == expected(("split_heads",)), seen
+    assert seen["left"] == [] and seen["left_behind"] == 0, seen
+    assert any(layer.startswith("no new processes") for layer in seen["isolation"]), seen
+    # The grader has exited too: had anything of the submission survived, it would
+    # have seen its watched process go, and written at once.
+    watcher = subprocess.run([sys.executable, "-c", "import time; time.sleep(1)"], timeout=60)
+    assert watcher.returncode == 0
+    assert not named("mhakit-ghost")
+    assert not target.exists(), target.read_text()
+
+
+def test_a_fork_bomb_in_plain_mode_is_contained(tmp_path):
+    bomb = next(attack for attack in ATTACKS if attack.name == "fork-bomb")
+    path = tmp_path / "mha.ipynb"
+    path.write_bytes(bomb.make())
+    before = len(list(Path("/proc").glob("[0-9]*")))
+    seen = grade_plainly(path, MHAKIT_CGROUP="0")
+    assert seen["parts"] == expected(bomb.zero), seen
+    assert "no new processes (seccomp filter on fork, vfork and clone)" in seen["isolation"] \
+        or "no new processes (RLIMIT_NPROC=1)" in seen["isolation"], seen["isolation"]
+    after = len(list(Path("/proc").glob("[0-9]*")))
+    assert after < before + 50  # other tests may start a few processes meanwhile
+
+
+def test_the_result_names_the_process_limits_that_held(tmp_path):
+    result = grade_notebook(notebook(tmp_path), seed=3)
+    layers = result["extra_data"]["isolation"]
+    assert result["score"] == 100
+    if CGROUP:
+        assert any(layer.startswith("cgroup v") and "processes for the whole submission"
+                   in layer for layer in layers), layers
+    else:
+        assert any(layer.startswith("no new processes") for layer in layers), layers
+
+
+def test_a_cgroup_kill_ends_processes_that_left_their_session_and_group():
+    need(CGROUP, "cgroup with memory and pids controllers")
+    group = cgroups.create(64 << 20, 8)
+    try:
+        script = ("import os, sys, time\n"
+                  "for procs in sys.argv[1:]:\n"
+                  "    open(procs, 'w').write('0')\n"
+                  "for _ in range(3):\n"
+                  "    if os.fork() == 0:\n"
+                  "        os.setsid()\n"
+                  "        if os.fork() == 0:\n"
+                  "            time.sleep(600)\n"
+                  "        os._exit(0)\n"
+                  "    os.wait()\n"
+                  "print('ready', flush=True)\n"
+                  "time.sleep(600)\n")
+        started = subprocess.Popen([sys.executable, "-c", script, *group.procs_files],
+                                   stdout=subprocess.PIPE, text=True)
+        assert started.stdout.readline().strip() == "ready"
+        assert len(group.pids()) == 4  # the first process and three orphans in their sessions
+        assert group.kill()
+        started.wait(timeout=60)
+        assert group.pids() == set()
+    finally:
+        group.kill()
+        assert group.remove()
