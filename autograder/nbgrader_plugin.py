@@ -16,11 +16,15 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Integer
 
 from .build import build_notebook
-from .grading import grade_notebook_node
-from .tampering import expected_layout, find_tampering
+from .grading import grade_cells, language_of, unreadable
+from .public.notebook import graded_cells_of, nbgrader_meta
+from .tampering import FLAGS, expected_layout, find_tampering, valid_meta
 from .cell_outputs import TEST_CELL_PART, part_max, test_cell_outputs
 
-STASH = "mhakit_tampering"  # notebook metadata that carries findings from sanitizing on
+# Notebook metadata that carries, from the first sanitizing step on, what that step read
+# in the notebook as the student left it: the findings and the code cells to grade.
+STASH = "mhakit_tampering"
+CELLS_STASH = "mhakit_graded_cells"
 
 
 class DetectTampering(NbGraderPreprocessor):
@@ -29,11 +33,20 @@ class DetectTampering(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         findings = find_tampering(nb)
-        nb.metadata[STASH] = findings  # overwrites whatever a student may have put there
+        # Both stashes overwrite whatever a student may have put there. The cells to grade
+        # are read here, from the notebook as the student left it, exactly as `mhakit
+        # grade` reads the file: the two paths grade the same code, whatever nbgrader's
+        # later steps restore.
+        nb.metadata[STASH] = findings
+        try:
+            nb.metadata[CELLS_STASH] = [list(cell) for cell in graded_cells_of(nb)]
+        except ValueError:
+            nb.metadata[CELLS_STASH] = None
         for finding in findings:
             self.log.warning("mha-kit: %s: %s", resources.get("nbgrader", {}).get("student"),
                              finding)
         self.keep_only_known_cells(nb)
+        self.restore_release_metadata(nb)
         self.restore_deleted_locked_cells(nb)
         return nb, resources
 
@@ -41,28 +54,43 @@ class DetectTampering(NbGraderPreprocessor):
     def keep_only_known_cells(nb):
         """nbgrader aborts the whole batch (SchemaTooOldError) on one duplicated cell, and
         fails a notebook on an unknown grade id. Such cells lose their nbgrader metadata
-        here, and stay ordinary code cells: the grader still runs them, in order."""
-        answers, locked = expected_layout()
-        known, seen = set(answers) | set(locked), set()
+        here, and stay ordinary cells (what is graded was read before this)."""
+        release, _ = expected_layout()
+        seen = set()
         for cell in reversed(nb.cells):  # the last copy of a duplicate is the one kept
-            meta = cell.get("metadata", {}).get("nbgrader")
-            if meta is None:
+            if "nbgrader" not in cell.get("metadata", {}):
                 continue
-            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
-            valid = isinstance(meta, dict) and meta.get("schema_version") == 3
-            if not valid or grade_id not in known or grade_id in seen:
+            grade_id = valid_meta(cell).get("grade_id")
+            if grade_id not in release or grade_id in seen:
                 del cell.metadata["nbgrader"]
             else:
                 seen.add(grade_id)
+
+    @staticmethod
+    def restore_release_metadata(nb):
+        """nbgrader's OverwriteCells restores a cell's type, lock and points, but not
+        whether it is graded or an answer: a test cell marked ungraded would lose its
+        grade, an answer cell marked graded would fail the notebook. Each known cell gets
+        the release's flags and points back here."""
+        release, _ = expected_layout()
+        for cell in nb.cells:
+            meta = nbgrader_meta(cell)
+            entry = release.get(meta.get("grade_id"))
+            if entry is None:
+                continue
+            meta.update({flag: entry[flag] for flag in FLAGS})
+            meta.pop("points", None)
+            if "points" in entry:
+                meta["points"] = entry["points"]
 
     @staticmethod
     def restore_deleted_locked_cells(nb):
         """A deleted test cell would leave its grade empty; put it back (at the end:
         no cell is executed, so the position does not matter). OverwriteCells then
         gives it the gradebook's source."""
-        present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+        present = {nbgrader_meta(c).get("grade_id") for c in nb.cells}
         for cell in build_notebook().cells:
-            meta = cell.metadata.get("nbgrader", {})
+            meta = nbgrader_meta(cell)
             if meta.get("locked") and meta["grade_id"] not in present:
                 nb.cells.append(copy.deepcopy(cell))
 
@@ -74,9 +102,18 @@ class IsolatedAutograde(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         student = resources.get("nbgrader", {}).get("student", "?")
         tampering = nb.metadata.pop(STASH, None)
+        cells = nb.metadata.pop(CELLS_STASH, None)
         if not isinstance(tampering, list):  # the sanitizing step did not run
-            tampering = find_tampering(nb)
-        result = grade_notebook_node(nb, seed=self.seed, tampering=tampering)
+            tampering, cells = find_tampering(nb), None
+            try:
+                cells = graded_cells_of(nb)
+            except ValueError:
+                pass
+        if cells is None:
+            result = unreadable("this file is not a Jupyter notebook in format 4", self.seed)
+        else:
+            result = grade_cells([(str(cell_id), str(source)) for cell_id, source in cells],
+                                 self.seed, tampering=tampering, language=language_of(nb))
         extra = result["extra_data"]
         resources["mhakit"] = {"tampering": tampering, "status": extra["status"]}
         if extra["status"] in ("unreadable", "grading failed"):
@@ -84,10 +121,9 @@ class IsolatedAutograde(NbGraderPreprocessor):
         self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student, result["score"],
                       extra["max_score"], extra["seed"], ", ".join(extra.get("isolation", [])))
         for cell in nb.cells:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            part = TEST_CELL_PART.get(grade_id)
+            part = TEST_CELL_PART.get(nbgrader_meta(cell).get("grade_id"))
             if cell.cell_type == "code" and part is not None:
-                points = cell.metadata["nbgrader"].get("points", part_max(part))
+                points = nbgrader_meta(cell).get("points", part_max(part))
                 cell.outputs = [nbformat.from_dict(output)
                                 for output in test_cell_outputs(part, points, result)]
                 cell.execution_count = None

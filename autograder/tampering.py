@@ -1,81 +1,179 @@
 """Finding changes a student should not have made to the released notebook.
 
-Deleted, renamed or duplicated answer cells, edited or deleted locked cells, or a
-notebook of another assignment. The findings go into the result and, through
-nbgrader, into the gradebook, where the instructor sees them.
+The release's nbgrader cells are compared with release_layout.json, which ``mhakit
+build`` writes from the lesson: each cell's grade id, its place, its cell type, its
+nbgrader flags and points, and the source of each locked cell. Deleted, renamed, moved,
+duplicated or added nbgrader cells, changed points, flags or cell types, edited locked
+cells, outputs in a test cell that running it cannot produce, and a notebook of another
+assignment are findings. The findings go into the result and, through nbgrader, into the
+gradebook, where the instructor sees them.
+
+What honest students change by running their notebook is never a finding: outputs in
+answer cells, demos and the like, the outputs the self-check prints in a test cell, and
+the notebook's kernelspec.
 """
 
-import json
 import re
 from collections import Counter
-from functools import lru_cache
 from pathlib import Path
 
+from .public.notebook import nbgrader_meta, normal_source, release_layout, source_text
+
+LAYOUT_FILE = Path(__file__).with_name("release_layout.json")
+FLAGS = ("grade", "solution", "locked")
+CHECKED_PART = re.compile(r"""check\(["'](\w+)["']\)""")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 
 
 def _normal(source):
-    """Compare sources loosely: hidden regions and blank lines do not count."""
-    source = HIDDEN_REGION.sub("", "".join(source) if isinstance(source, list) else str(source))
-    return "\n".join(line.rstrip() for line in source.splitlines() if line.strip())
-
-
-def _nbgrader(cell):
-    meta = cell.get("metadata") if isinstance(cell, dict) else None
-    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
-LAYOUT_FILE = Path(__file__).with_name("release_layout.json")
+    """Compare sources loosely: hidden regions, blank lines and trailing spaces do not
+    count (the source notebook has the hidden regions, the release has not)."""
+    return normal_source(HIDDEN_REGION.sub("", source_text(source)))
 
 
 def layout_of(notebook):
-    """{"answers": [answer cell ids], "locked": {locked cell id: normalised source}}."""
-    cells = notebook["cells"]
-    return {"answers": [_nbgrader(c)["grade_id"] for c in cells if _nbgrader(c).get("solution")],
-            "locked": {_nbgrader(c)["grade_id"]: _normal(c["source"]) for c in cells
-                       if _nbgrader(c).get("locked")}}
+    """{"cells": [each nbgrader cell: grade id, cell type, flags, points], in order,
+        "locked": {locked cell id: normalised source}}."""
+    cells, locked = [], {}
+    for cell in notebook["cells"]:
+        meta = nbgrader_meta(cell)
+        if "grade_id" not in meta:
+            continue
+        entry = {"grade_id": meta["grade_id"], "cell_type": cell["cell_type"]}
+        entry.update({flag: bool(meta.get(flag)) for flag in FLAGS})
+        if "points" in meta:
+            entry["points"] = meta["points"]
+        cells.append(entry)
+        if meta.get("locked"):
+            locked[meta["grade_id"]] = _normal(cell["source"])
+    return {"cells": cells, "locked": locked}
 
 
-@lru_cache(maxsize=1)
 def expected_layout():
-    """(answer cell ids, {locked cell id: normalised source}) of the release.
+    """({grade id: its layout entry}, in the release's order; {locked cell id: normalised
+    source}) of the release."""
+    layout = release_layout()
+    return {entry["grade_id"]: entry for entry in layout["cells"]}, layout["locked"]
 
-    Read from release_layout.json, which ``mhakit build`` writes from the lesson: building
-    the notebook needs nbformat, whose import alone costs every grading process a second.
-    """
-    layout = json.loads(LAYOUT_FILE.read_text(encoding="utf-8"))
-    return tuple(layout["answers"]), layout["locked"]
+
+def valid_meta(cell):
+    """The cell's nbgrader metadata when nbgrader would accept it (schema 3), else {}."""
+    meta = nbgrader_meta(cell)
+    return meta if meta.get("schema_version") == 3 and "grade_id" in meta else {}
+
+
+def _kind(entry):
+    if entry["grade"] and entry["locked"]:
+        return "test cell"
+    if entry["solution"]:
+        return "answer cell"
+    return "locked cell" if entry["locked"] else "cell"
+
+
+def _changes(grade_id, entry, cell):
+    """What differs between a cell carrying ``grade_id`` and the release's cell."""
+    meta, found = nbgrader_meta(cell), []
+    if cell.get("cell_type") != entry["cell_type"]:
+        found.append(f"{_kind(entry)} {grade_id} was turned from {entry['cell_type']} into "
+                     f"{cell.get('cell_type')}")
+    elif meta.get("cell_type", entry["cell_type"]) != entry["cell_type"]:
+        found.append(f"{_kind(entry)} {grade_id} claims to be a {meta['cell_type']} cell")
+    for flag in FLAGS:
+        if bool(meta.get(flag)) != entry[flag]:
+            found.append(f"{_kind(entry)} {grade_id} had '{flag}' changed to "
+                         f"{bool(meta.get(flag))}")
+    if "points" in entry and not _same_number(meta.get("points"), entry["points"]):
+        found.append(f"{_kind(entry)} {grade_id} had its points changed from "
+                     f"{entry['points']} to {meta.get('points')}")
+    elif "points" not in entry and "points" in meta:
+        found.append(f"{_kind(entry)} {grade_id} was given {meta['points']} points")
+    return found
+
+
+def _same_number(value, expected):
+    try:
+        return float(value) == float(expected)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _out_of_order(ids, release):
+    """The grade ids that are not where the release has them, relative to the others."""
+    rank = {grade_id: index for index, grade_id in enumerate(release)}
+    present = [grade_id for grade_id in ids if grade_id in rank]
+    expected = sorted(present, key=rank.get)
+    return [a for a, b in zip(present, expected) if a != b]
+
+
+def _honest_test_outputs(cell, part):
+    """Whether the outputs of a test cell are what running it in a kernel can leave:
+    the self-check's table on stdout (with the part's row), warnings on stderr, an
+    error (a failing check raises), and at most the 0.0 that ``check`` returns for a
+    part not implemented yet, all from a cell the kernel ran (it has a count)."""
+    outputs = cell.get("outputs") or []
+    if not outputs:
+        return True
+    count = cell.get("execution_count")
+    if not isinstance(outputs, list) or count is None:
+        return False
+    stdout = ""
+    for output in outputs:
+        kind = output.get("output_type") if isinstance(output, dict) else None
+        if kind == "stream" and output.get("name") in ("stdout", "stderr"):
+            if output["name"] == "stdout":
+                stdout += source_text(output.get("text", ""))
+        elif kind == "error":
+            continue
+        elif kind == "execute_result":
+            data = output.get("data") if isinstance(output.get("data"), dict) else {}
+            if output.get("execution_count") != count or set(data) != {"text/plain"} or \
+                    source_text(data["text/plain"]).strip() != "0.0":
+                return False
+        else:
+            return False
+    rows = {line.split()[0] for line in stdout.splitlines() if line.split()}
+    return not stdout or part is None or part in rows
 
 
 def find_tampering(notebook):
     """A list of plain-language findings; empty when the notebook is as released."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict)]
+    release, locked = expected_layout()
     malformed = [c for c in cells if isinstance(c.get("metadata"), dict)
-                 and "nbgrader" in c["metadata"] and (not _nbgrader(c)
-                                                      or _nbgrader(c).get("schema_version") != 3)]
-    answers, locked = expected_layout()
-    solution_ids = Counter(str(_nbgrader(c).get("grade_id")) for c in cells
-                           if _nbgrader(c).get("solution"))
+                 and "nbgrader" in c["metadata"] and not valid_meta(c)]
     by_id = {}
     for cell in cells:
-        by_id.setdefault(str(_nbgrader(cell).get("grade_id")), []).append(cell)
-    if not set(by_id) & (set(answers) | set(locked)):
+        if valid_meta(cell):
+            by_id.setdefault(str(valid_meta(cell)["grade_id"]), []).append(cell)
+    if not set(by_id) & set(release):
         return ["this is not the mha notebook: none of its cells are there"]
     findings = [f"{len(malformed)} cell(s) with edited nbgrader metadata"] if malformed else []
-    for grade_id in answers:
-        if solution_ids[grade_id] == 0:
-            findings.append(f"answer cell {grade_id} is missing")
-        elif solution_ids[grade_id] > 1:
-            findings.append(f"answer cell {grade_id} appears {solution_ids[grade_id]} times")
-    findings += [f"unexpected answer cell {grade_id} (renamed?)"
-                 for grade_id in solution_ids if grade_id not in answers]
-    for grade_id, source in locked.items():
+    for grade_id, entry in release.items():
         found = by_id.get(grade_id, [])
         if not found:
-            findings.append(f"locked cell {grade_id} was deleted")
-        elif any(_normal(c.get("source", "")) != source for c in found):
-            findings.append(f"locked cell {grade_id} was edited")
-        elif any(not _nbgrader(c).get("locked") for c in found):
-            findings.append(f"locked cell {grade_id} was unlocked")
+            findings.append(f"{_kind(entry)} {grade_id} was deleted" if entry["locked"]
+                            else f"{_kind(entry)} {grade_id} is missing")
+            continue
+        if len(found) > 1:
+            findings.append(f"{_kind(entry)} {grade_id} appears {len(found)} times")
+        if grade_id in locked and any(_normal(c.get("source", "")) != locked[grade_id]
+                                      for c in found):
+            findings.append(f"{_kind(entry)} {grade_id} was edited")
+        changes = Counter(change for c in found for change in _changes(grade_id, entry, c))
+        findings += list(changes)
+        if entry["grade"] and entry["locked"] and entry["cell_type"] == "code":
+            part = CHECKED_PART.search(locked.get(grade_id, ""))
+            if not all(_honest_test_outputs(c, part and part.group(1)) for c in found):
+                findings.append(f"test cell {grade_id} holds outputs that running it cannot "
+                                "produce")
+    for grade_id, found in by_id.items():
+        if grade_id not in release:
+            meta = valid_meta(found[0])
+            kind = ("graded cell" if meta.get("grade") else "answer cell" if meta.get("solution")
+                    else "nbgrader cell")
+            findings.append(f"unexpected {kind} {grade_id} (renamed or added?)")
+    moved = _out_of_order(list(by_id), release)
+    if moved:
+        findings.append("cells not in the release's order (ids swapped or cells moved): "
+                        + ", ".join(moved))
     return findings
