@@ -66,7 +66,7 @@ TEXTS = {
     "crashed-too-often": ("没有运行：代码让评分进程崩溃的次数太多（{last}）",
                           "not run: the code crashed the grading process too often ({last})"),
     "gone-too-slow": ("运行超过了 {seconds} 秒", "took longer than {seconds} s"),
-    "gone-submission-too-slow": ("整份作业的运行时间超过了 {seconds} 秒",
+    "gone-submission-too-slow": ("用完了整份作业可运行的 {seconds} 秒",
                                  "used up the {seconds} s that a whole submission may run"),
     "gone-killed": ("被信号 {signal} 终止（内存或 CPU 时间用完了？）",
                     "was killed by signal {signal} (out of memory or CPU time?)"),
