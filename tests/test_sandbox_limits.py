@@ -21,6 +21,7 @@ from autograder.hidden_checks import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits, cgroups, confinement
 
 from .attack_corpus import ATTACKS, Attack
+from .attacks_on_limits import hogs, outlive
 
 IN_CI = bool(os.environ.get("CI"))
 JAILED = confinement.jail_works(Limits())
@@ -54,88 +55,6 @@ def expected(zero):
 
 
 # --- the attacks -----------------------------------------------------------------------
-
-def hogs(count, megabytes):
-    """softmax forks ``count`` processes that each hold ``megabytes`` for a second, named
-    "mhakit-hog" so that the test can find them, and returns a wrong answer."""
-    return (
-        "import ctypes, os, time\n"
-        "HOGGED = []\n"
-        "def softmax(x, axis=-1):\n"
-        "    x = np.asarray(x, dtype=float)\n"
-        "    if not HOGGED:\n"
-        "        HOGGED.append(True)\n"
-        "        started = []\n"
-        f"        for _ in range({count}):\n"
-        "            try:\n"
-        "                pid = os.fork()\n"
-        "            except OSError:\n"
-        "                break  # no new processes here\n"
-        "            if pid == 0:\n"
-        "                try:\n"
-        "                    ctypes.CDLL(None).prctl(15, b'mhakit-hog', 0, 0, 0)\n"
-        f"                    hog = np.ones({megabytes} << 17)\n"
-        "                    time.sleep(1)\n"
-        "                finally:\n"
-        "                    os._exit(0)\n"
-        "            started.append(pid)\n"
-        "        for pid in started:\n"
-        "            os.waitpid(pid, 0)\n"
-        "    return np.ones_like(x) / x.shape[axis]\n")
-
-
-def outlive(target):
-    """split_heads leaves its session and its parent-death signal, double-forks a process
-    that ignores SIGTERM and SIGHUP, then hangs past the call's deadline itself. Each of
-    them (named "mhakit-ghost") waits until grading is over, then writes ``target``."""
-    return (
-        "import ctypes, os, signal, time\n"
-        "LIBC = ctypes.CDLL(None)\n"
-        f"TARGET = {str(target)!r}\n"
-        "def after_grading(watch, ready=None):\n"
-        "    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):\n"
-        "        signal.signal(sig, signal.SIG_IGN)\n"
-        "    LIBC.prctl(15, b'mhakit-ghost', 0, 0, 0)\n"
-        "    if ready is not None:\n"
-        "        os.write(ready, b'1')\n"
-        "    end = time.monotonic() + 60\n"
-        "    while time.monotonic() < end:\n"
-        "        try:\n"
-        "            os.kill(watch, 0)\n"
-        "        except ProcessLookupError:\n"
-        "            break\n"
-        "        except OSError:\n"
-        "            pass\n"
-        "        time.sleep(0.05)\n"
-        "    try:\n"
-        "        with open(TARGET, 'w') as out:\n"
-        "            out.write('written after grading')\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "def split_heads(X, num_heads):\n"
-        "    LIBC.prctl(1, 0, 0, 0, 0)  # PR_SET_PDEATHSIG: none\n"
-        "    try:\n"
-        "        os.setsid()\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "    me, parent = os.getpid(), os.getppid()\n"
-        "    ready_r, ready_w = os.pipe()\n"
-        "    try:\n"
-        "        middle = os.fork()\n"
-        "    except OSError:\n"
-        "        middle = None  # no new processes here: this one lingers alone\n"
-        "    if middle == 0:\n"
-        "        try:\n"
-        "            if os.fork() == 0:\n"
-        "                after_grading(me, ready_w)\n"
-        "        finally:\n"
-        "            os._exit(0)\n"
-        "    if middle:\n"
-        "        os.waitpid(middle, 0)\n"
-        "        os.read(ready_r, 1)  # the ghost has its name\n"
-        "    after_grading(parent if parent > 1 else me)\n"
-        "    os._exit(0)\n")
-
 
 def named(name):
     """Processes on this machine whose name (comm) is ``name``."""
@@ -215,7 +134,9 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
     assert extra["parts"] == expected(("softmax",)), extra
     assert any(layer.startswith("cgroup v") and "1024 MB" in layer
                for layer in extra["isolation"]), extra["isolation"]
-    assert sampler.peak <= limit, f"the hogs held {sampler.peak >> 20} MB together"
+    # Pages the child inherited from the warm parent are charged to that parent's cgroup,
+    # not to the submission's, but show in the hogs' own counts: a little slack for them.
+    assert sampler.peak <= limit + (64 << 20), f"the hogs held {sampler.peak >> 20} MB"
     assert None not in peaks and max(peaks) <= limit
     # The attack was real: together the hogs reached the limit they were held to.
     assert max(peaks) >= limit // 2, f"peak {max(peaks) >> 20} MB"

@@ -54,9 +54,12 @@ class UidPool:
                 handle = open(self.folder / str(uid), "a")
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
                 except OSError:
                     handle.close()
+                    continue
+                if not processes_of_uid(uid):  # nothing of an earlier grading lives on it
+                    break
+                handle.close()
             else:
                 raise RuntimeError("no free uid for a grading child")
         try:
