@@ -1,7 +1,13 @@
 """No feedback text, in either language, holds a hidden input, an expected value, or a
 line of the hidden checks' code: the student's output minus a shown difference would
-be the answer, and the hidden inputs would let anyone fit them."""
+be the answer, and the hidden inputs would let anyone fit them.
 
+Not even when the submission itself tries to put them there (tests/attacks_on_feedback.py):
+the feedback is searched for every encoding those attacks use, each candidate is decoded,
+and the decoded numbers are compared with the real hidden numbers of the seed."""
+
+import base64
+import binascii
 import io
 import re
 import tokenize
@@ -12,9 +18,12 @@ import pytest
 
 import solutions
 from autograder import cell_outputs, hidden_checks, mistakes
+from autograder.sandbox import sanitize
 from autograder.feedback import feedback_html, feedback_markdown
 from autograder.grading import PARTS, ordered_checks, prepared_for
 
+from .attack_corpus import ATTACKS  # first: it gathers the attack files, this one too
+from .attacks_on_feedback import FEEDBACK_ATTACKS
 from .conftest import grade_answers
 from .test_diagnosis import EDITS, GENERAL, edited
 
@@ -37,23 +46,37 @@ def _arrays(value):
             yield from _arrays(item)
 
 
-def hidden_numbers():
-    """Every hidden input and expected value, rounded to 4 significant digits."""
+def _values_of_tier(tier):
     plans, _ = prepared_for(SEED)
-    found = set()
+    found = []
     for (_, chk), calls in zip(ordered_checks(), plans):
-        if chk.tier != "hidden":
+        if chk.tier != tier:
             continue
         for call in calls:
             if call.variable:
                 continue
-            with np.errstate(all="ignore"):
-                expected = getattr(solutions, call.name)(*call.args, **call.kwargs)
+            try:  # a public check may call with invalid input on purpose
+                with np.errstate(all="ignore"):
+                    expected = getattr(solutions, call.name)(*call.args, **call.kwargs)
+            except ValueError:
+                expected = None
             for array in _arrays((call.args, call.kwargs, expected)):
                 if array.dtype.kind == "f":
-                    values = array[np.isfinite(array)].ravel()
-                    found.update(f"{v:.4g}" for v in values if abs(v) >= 1e-3)
+                    values = array[np.isfinite(array)].ravel().astype(float)
+                    found.extend(v for v in values if abs(v) >= 1e-3)
     return found
+
+
+def hidden_values():
+    """Every hidden input and expected value (of at least 1e-3 in size), as floats; not
+    those that a public check uses too (1e4, say), which ship with the self-check."""
+    public = {f"{v:.4g}" for v in _values_of_tier("public")}
+    return [v for v in _values_of_tier("hidden") if f"{v:.4g}" not in public]
+
+
+def hidden_numbers():
+    """Every hidden input and expected value, rounded to 4 significant digits."""
+    return {f"{v:.4g}" for v in hidden_values()}
 
 
 def leaked_numbers(text, hidden):
@@ -63,6 +86,71 @@ def leaked_numbers(text, hidden):
 
     return {t for t in NUMBER.findall(text)
             if significant_digits(t) >= 4 and f"{float(t):.4g}" in hidden}
+
+
+ENGLISH_DIGITS = "zero one two three four five six seven eight nine".split()
+CHINESE_DIGITS = "零一二三四五六七八九"
+
+
+def _numbers_in_bytes(raw):
+    """What bytes may carry: float64 values, or numbers written as text."""
+    values = list(np.frombuffer(raw[:len(raw) // 8 * 8], dtype=np.float64))
+    values += [float(t) for t in NUMBER.findall(raw.decode("latin-1"))]
+    return values
+
+
+def _scaled(digits):
+    """A string of digits as the numbers it could be, wherever its decimal point was."""
+    return [int(digits) / 10 ** k for k in range(0, 10)] if digits else []
+
+
+def decoded_candidates(text):
+    """Every number that the attacks' encodings could have put in ``text``, decoded."""
+    found = []
+    for token in re.findall(r"[A-Za-z0-9+/]{12,}={0,2}", text):  # base64
+        body = token.rstrip("=")
+        try:
+            found += _numbers_in_bytes(base64.b64decode(body[:len(body) // 4 * 4]))
+        except (binascii.Error, ValueError):
+            pass
+    for token in re.findall(r"[0-9a-fA-F]{16,}", text):  # hex of bytes
+        found += _numbers_in_bytes(bytes.fromhex(token[:len(token) // 2 * 2]))
+    for token in re.findall(r"0x[0-9a-fA-F](?:\.[0-9a-fA-F]+)?p[-+]?[0-9]+", text):
+        found.append(float.fromhex(token))  # float.hex
+    for token in re.findall(r"(?<![0-9.])[0-9]{4,}(?![0-9.])", text):  # axes, lengths
+        found += _scaled(token)
+    for run in re.findall(r"(?:[-.0-9]\s+){4,}[-.0-9]", text):  # one digit per line
+        found += [float(t) for t in NUMBER.findall("".join(run.split()))]
+    words = r"(?:%s)" % "|".join(ENGLISH_DIGITS)
+    for run in re.findall(rf"{words}(?:\s+{words}){{3,}}", text, flags=re.I):
+        found += _scaled("".join(str(ENGLISH_DIGITS.index(w.lower())) for w in run.split())[:8])
+    for run in re.findall(f"[{CHINESE_DIGITS}]{{4,}}", text):
+        found += _scaled("".join(str(CHINESE_DIGITS.index(c)) for c in run)[:8])
+    return found
+
+
+def digits_of(value):
+    """The significant digits of a value, as the digit-per-call attack writes them."""
+    return f"{abs(value):.6f}".replace(".", "").lstrip("0")
+
+
+def leaked_encoded(text, hidden, values=()):
+    """The decoded candidates of ``text`` that are hidden numbers (to 4 digits), either
+    sign; and the hidden ``values`` whose digits agree with at least 4 of those that
+    ``text`` gives one at a time, by position ("leak 2 7": digit 2 is 7)."""
+    leaks = set()
+    for value in decoded_candidates(text):
+        shown = f"{value:.4g}" if np.isfinite(value) else ""
+        # Four significant digits, as leaked_numbers asks: a 3 or a 0.25 is in any text.
+        if abs(value) >= 1e-3 and len(re.sub(r"\D", "", shown.split("e")[0]).strip("0")) >= 4:
+            leaks.update({shown, f"{-value:.4g}"} & hidden)
+    positions = {int(i): d for i, d in re.findall(r"leak ([0-9]+) ([0-9])", text)}
+    if len(positions) >= 4:
+        for value in values:
+            digits = digits_of(value)
+            if all(i < len(digits) and digits[i] == d for i, d in positions.items()):
+                leaks.add(f"{value:.4g}")
+    return leaks
 
 
 def code_lines(module):
@@ -124,3 +212,77 @@ def test_no_feedback_holds_the_hidden_checks_code(every_feedback):
         unspaced = "".join(text.split())
         assert [line for line in lines if line in unspaced] == []
         assert "def " not in text and "BEGIN HIDDEN" not in text
+
+
+def test_the_encoded_detectors_find_each_encoding():
+    """Each decoder finds a hidden input written the way an attack writes it, and nothing
+    in the kit's own wording."""
+    hidden, values = hidden_numbers(), hidden_values()
+    value = next(v for v in values if abs(v) > 0.1 and len(digits_of(v)) >= 6)
+    raw = np.array([value]).tobytes()
+    text = f"{value:.6f}"
+    digits = digits_of(value)
+    written = {
+        "base64 of bytes": base64.b64encode(raw * 2).decode(),
+        "base64 of text": base64.b64encode(text.encode()).decode(),
+        "hex of bytes": raw.hex(),
+        "hex of text": text.encode().hex(),
+        "float.hex": value.hex(),
+        "an axis": f"has shape ({int(abs(value) * 1e6)}, 0)",
+        "a length": f"a tuple of {int(abs(value) * 1e4)} items",
+        "digits over lines": " ".join(text),
+        "digits over calls": " ".join(f"leak {i} {d}" for i, d in enumerate(digits[:5])),
+        "English words": " ".join(ENGLISH_DIGITS[int(d)] for d in digits),
+        "Chinese numerals": "".join(CHINESE_DIGITS[int(d)] for d in digits),
+    }
+    for how, leak in written.items():
+        assert leaked_encoded(f"✗ raised ValueError: {leak} —", hidden, values), how
+    honest = ("softmax raised ValueError: operands could not be broadcast together with "
+              "shapes (2,3,4) (2,5,4) — 4 × 512 × 512 = 1,048,576 [3/7] 50% off 0.53")
+    assert leaked_encoded(honest, hidden, values) == set()
+
+
+@pytest.fixture(scope="module")
+def attacked_feedback(reference_answers):
+    """The feedback on each attack on feedback, in both languages: {attack name: [texts]}."""
+    return {attack.name: [feedback_texts(grade_answers(dict(reference_answers, **attack.edits),
+                                                       seed=SEED, language=language))
+                          for language in ("zh", "en")]
+            for attack in FEEDBACK_ATTACKS}
+
+
+def test_no_feedback_holds_a_hidden_number_in_any_encoding(every_feedback, attacked_feedback):
+    hidden, values = hidden_numbers(), hidden_values()
+    for text in every_feedback:
+        assert leaked_encoded(text, hidden, values) == set()
+    for name, texts in attacked_feedback.items():
+        for text in texts:
+            assert leaked_encoded(text, hidden, values) == set(), name
+            assert leaked_numbers(text, hidden) == set(), name
+            assert "✗" in text, name  # the attack's function failed, and the feedback says so
+
+
+def test_the_attacks_would_leak_without_the_sanitiser(reference_answers, monkeypatch):
+    """With student text and shapes shown as they are, every attack on feedback does put
+    hidden numbers into its feedback: so the test above is a test of the sanitiser."""
+    monkeypatch.setattr(sanitize, "student_text", lambda text, *args, **kwargs: str(text))
+    monkeypatch.setattr(hidden_checks, "shape_text", lambda shape, *args: str(tuple(shape)))
+    monkeypatch.setattr(hidden_checks, "count_text", lambda count, *args: str(count))
+    hidden, values = hidden_numbers(), hidden_values()
+    for attack in FEEDBACK_ATTACKS:
+        result = grade_answers(dict(reference_answers, **attack.edits), seed=SEED, language="en")
+        assert leaked_encoded(feedback_texts(result), hidden, values), attack.name
+
+
+def test_honest_errors_stay_readable_in_the_feedback(reference_answers):
+    """A function that fails the way honest code fails still shows numpy's words and the
+    call's own shapes."""
+    answers = dict(reference_answers, answer_attention_scores=(
+        "def attention_scores(Q, K):\n"
+        "    return np.asarray(Q) + np.asarray(K)  # forgot the transpose and the product\n"))
+    outputs = [t["output"] for t in grade_answers(answers, seed=SEED, language="en")["tests"]
+               if t["name"].startswith("attention_scores:") and "raised" in t["output"]]
+    assert outputs, "attention_scores should have raised on some check"
+    assert any("ValueError: operands could not be broadcast together with shapes" in text
+               and re.search(r"\([0-9]+(,[0-9]+)*\) \([0-9]+(,[0-9]+)*\)", text)
+               for text in outputs), outputs
