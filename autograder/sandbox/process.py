@@ -192,8 +192,9 @@ class ChildProcess:
     def close(self):
         """End every process of the submission, whatever it did to its signals, session
         or process group; then give back its uid, but only once none of them is left."""
-        if self.cgroup is not None:
-            self.cgroup.kill()  # everything it started, wherever it moved
+        # Everything it started, wherever it moved. Once the cgroup is empty, B has ended or
+        # has not yet run student code (B joins it first), and is still in A's group.
+        emptied = self.cgroup is not None and self.cgroup.kill()
         if self.pidfd is not None:  # B itself: in plain mode it may have killed A
             try:
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
@@ -205,8 +206,9 @@ class ChildProcess:
             # A, the waiter, kills B on SIGTERM; in the jail B is PID 1 of its namespace,
             # so all B started dies with it.
             try:
-                os.kill(self.process.pid, signal.SIGTERM)
-                self.process.wait(timeout=2)
+                if not emptied:
+                    os.kill(self.process.pid, signal.SIGTERM)
+                    self.process.wait(timeout=2)
             except (OSError, subprocess.TimeoutExpired):
                 pass
             try:
@@ -218,7 +220,9 @@ class ChildProcess:
         self.channel.close()
         for folder in self.folders:
             shutil.rmtree(folder, ignore_errors=True)
-        gone = confinement.none_left(self.cgroup, self.uid)
+        # With a cgroup its emptiness is the kernel's word; without one, look for the uid.
+        # (UIDS.take also never lends a uid that has a process.)
+        gone = confinement.none_left(self.cgroup, self.uid if self.cgroup is None else None)
         if self.cgroup is not None:
             if gone and self.cgroup.remove():
                 self.cgroup = None

@@ -12,8 +12,8 @@ submission's cgroup, builds the jail and drops root, then serves. When B ends, A
 exit status onto the reply pipe, so the grader can say what happened, and exits. The zygote
 reaps A. The zygote exits when the grader closes the socket.
 
-A tells the zygote B's pid, and the zygote tells the grader both: in plain mode B runs as
-the grader's own user and could kill A, so the grader must be able to end B itself. On
+In plain mode A tells the zygote B's pid, and the zygote tells the grader both: there B
+runs as the grader's own user and could kill A, so the grader must be able to end B. On
 SIGTERM, A kills B (in the jail, B is PID 1 of its namespace: all it started dies too).
 
 argv: control socket fd, the folder that holds numpy, runtime file, launcher file.
@@ -54,15 +54,17 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
         pid = os.fork()
         if pid:
             launcher.release_sigterm(pid)
-            os.write(report, str(pid).encode())
-            os.close(report)
+            if report is not None:
+                os.write(report, str(pid).encode())
+                os.close(report)
             if rfd != wfd:
                 os.close(rfd)
             _, status = os.waitpid(pid, 0)
             os.write(wfd, exit_frame(runtime, status))
             os._exit(0)
         try:
-            os.close(report)
+            if report is not None:
+                os.close(report)
             launcher.release_sigterm()
             launcher.join_cgroup(config)
             if config["mode"] == "jail":
@@ -92,17 +94,23 @@ def serve(control, runtime, launcher):
         if not message:
             return  # the grader is gone
         config = json.loads(message)
-        report_r, report_w = os.pipe()
+        # B's pid matters only in plain mode (in the jail B cannot kill A, and is PID 1 of
+        # its namespace); waiting for it costs a fork's time, so only there.
+        report_r, report_w = os.pipe() if config["mode"] != "jail" else (None, None)
         pid = os.fork()
         if pid == 0:
             control.close()
-            os.close(report_r)
+            if report_r is not None:
+                os.close(report_r)
             become_child(config, fds[0], fds[1], report_w, runtime, launcher)
-        for fd in (*fds, report_w):
+        for fd in fds:
             os.close(fd)
-        with os.fdopen(report_r, "rb") as handle:  # at its end when A has written or died
-            reported = handle.read(32)
-        child = int(reported) if reported.isdigit() else None
+        child = None
+        if report_r is not None:
+            os.close(report_w)
+            with os.fdopen(report_r, "rb") as handle:  # at its end once A wrote or died
+                reported = handle.read(32)
+            child = int(reported) if reported.isdigit() else None
         control.send(json.dumps({"pid": pid, "child": child}).encode())
 
 
