@@ -283,14 +283,15 @@ def _in_a_size_place(tokens, index):
 
 
 def _inside_brackets(tokens, index):
-    """Inside ( ) or [ ] that hold only integers, commas, spaces and "?"."""
+    """Inside ( ) or [ ] that hold only integers, commas, spaces, "?" and numpy's
+    "newaxis" (einsum's remapped shapes, such as (3,newaxis,4))."""
     def reach(step, closer):
         j = index + step
         while 0 <= j < len(tokens):
             kind, text = tokens[j]
             if text in closer:
                 return True
-            if not (kind in ("number", "space") or text in (",", "?", "-")):
+            if not (kind in ("number", "space") or text in (",", "?", "-", "newaxis")):
                 return False
             j += step
         return False
