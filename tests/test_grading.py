@@ -100,6 +100,31 @@ def test_a_broken_softmax_costs_softmax_points_only(reference_answers):
     assert own and all(t["status"] == "failed" for t in own)  # feedback, 0 points
 
 
+INLINED_ATTENTION = (
+    "def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):\n"
+    "    X = np.asarray(X)\n"
+    "    Q, K, V = (split_heads(X @ W, num_heads) for W in (W_q, W_k, W_v))\n"
+    "    scores = attention_scores(Q, K)\n"
+    "    if mask is None:\n"
+    "        weights = softmax(scores, axis=-1)\n"
+    "    else:\n"
+    "        allowed = np.asarray(mask, dtype=bool)[..., None, :, :]\n"
+    "        scores = np.where(allowed, scores, -1e9)\n"
+    "        scores = np.where(np.any(allowed, axis=-1, keepdims=True), scores, 0.0)\n"
+    "        weights = np.where(allowed, softmax(scores, axis=-1), 0.0)\n"
+    "    return output_projection(concat_heads(weights @ V), W_o), weights\n")
+
+
+def test_a_broken_softmax_costs_nothing_where_attention_is_done_inline(reference_answers):
+    # The reference's multi_head_attention reaches softmax through attention; a student's
+    # that does attention's work itself meets the same recorded softmax call.
+    answers = dict(reference_answers, answer_multi_head_attention=INLINED_ATTENTION,
+                   answer_softmax="def softmax(x, axis=-1):\n    return np.exp(x) / 3\n")
+    result = grade_answers(answers)
+    assert parts(result)["softmax"] == 0
+    assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"]
+
+
 def _count_stand_in_questions(monkeypatch):
     """Every question the child's stand-ins asked: (function, whether it was answered)."""
     from autograder.sandbox import student
