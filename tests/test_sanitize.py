@@ -131,3 +131,17 @@ def test_the_public_numbers_of_a_call():
     assert {0, 1, 2, 3, 4, 12, 36, 48} <= numbers  # sizes, rank, products
     assert 3 in numbers and 12 // 4 in numbers      # an exact quotient (d_k)
     assert 887 not in numbers
+
+
+def test_the_grader_can_hide_chosen_shapes_in_the_shared_comparisons():
+    from autograder.public.framework import CheckFailed, expect_array, showing
+    from autograder.sandbox.sanitize import shown_against
+
+    def message():
+        with pytest.raises(CheckFailed) as failure:
+            expect_array(np.empty((887135, 0)), np.ones((2, 3)), "softmax(x)")
+        return str(failure.value)
+
+    assert "887135" in message()  # the self-check shows the student's own shape
+    with showing(shown_against):
+        assert "887135" not in message() and "(?, 0)" in message()

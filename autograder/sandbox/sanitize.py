@@ -144,6 +144,16 @@ def shape_text(shape, context_numbers=()):
     return "(" + ", ".join(shown) + ("," if len(shown) == 1 else "") + ")"
 
 
+def shown_against(expected):
+    """For ``framework.showing``: shapes and lengths in a check whose inputs the grader does
+    not pass on (a public check), shown only in the expected result's public numbers."""
+    public = numbers_of(expected)
+
+    def show(kind, value):
+        return shape_text(value, public) if kind == "shape" else count_text(value, public)
+    return show
+
+
 def count_text(count, context_numbers=()):
     """A length that student code chose (of a returned tuple, say): shown when it is at
     most 4 or one of the call's public numbers, "?" otherwise."""

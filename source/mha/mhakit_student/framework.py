@@ -9,6 +9,8 @@ uses an in-process handle; the instructor's grader uses an isolated one that run
 student's code in another process. The checks cannot tell the difference.
 """
 
+import contextlib
+import contextvars
 import copy
 from dataclasses import dataclass, field
 
@@ -154,7 +156,29 @@ def as_it_is(kind, value):
     return str(value)
 
 
-def kind_with_length(value, show=as_it_is):
+_showing = contextvars.ContextVar("mhakit_showing", default=None)
+
+
+@contextlib.contextmanager
+def showing(make):
+    """Inside the block, a comparison given no ``show`` of its own uses ``make(expected)``:
+    the grader's way to hide chosen numbers in checks that it shares with the self-check."""
+    token = _showing.set(make)
+    try:
+        yield
+    finally:
+        _showing.reset(token)
+
+
+def _show_for(show, expected=None):
+    if show is not None:
+        return show
+    make = _showing.get()
+    return as_it_is if make is None else make(expected)
+
+
+def kind_with_length(value, show=None):
+    show = _show_for(show)
     if isinstance(value, (tuple, list)):
         return say("of-length", kind=kind_of(value), count=show("count", len(value)))
     return kind_of(value)
@@ -168,15 +192,17 @@ def short(text, limit=200):
 # ---------------------------------------------------------------- comparisons
 
 def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False,
-                 show=as_it_is):
+                 show=None):
     """Shape first, then dtype, then values, each with its own message.
 
     Messages describe the difference in summary only (shape, dtype, the largest
     error, the share of entries off): never an expected value, which would give the
     answer away on a hidden input. ``show(kind, value)`` writes what the returned value
-    chose, its shape (kind "shape") or its length (kind "count"); see ``as_it_is``.
+    chose, its shape (kind "shape") or its length (kind "count"); see ``as_it_is`` and
+    ``showing``.
     """
     expected = np.asarray(expected)
+    show = _show_for(show, expected)
     if got is None:
         raise CheckFailed(say("returned-none", what=what))
     if isinstance(got, str):
@@ -216,7 +242,7 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False,
     return got
 
 
-def expect_pair(got, expected, names, show=as_it_is, **compare):
+def expect_pair(got, expected, names, show=None, **compare):
     """For functions that return two arrays, such as (output, weights)."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         raise CheckFailed(say("not-a-pair", first=names[0], second=names[1],
