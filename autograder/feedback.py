@@ -13,10 +13,10 @@ from .grading import PARTS, part_summary
 
 WORDS = {
     "zh": {"title": "mha 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",
-           "status": "状态", "unreadable": "这份提交无法评分"},
+           "status": "状态", "unreadable": "这份提交无法评分", "note": "注意"},
     "en": {"title": "Feedback on the mha assignment", "total": "Auto-graded score",
            "part": "part", "points": "points", "status": "status",
-           "unreadable": "This submission could not be graded"},
+           "unreadable": "This submission could not be graded", "note": "Note"},
 }
 
 
@@ -36,6 +36,7 @@ def feedback_markdown(student, result):
              f"**{words['total']}: {result['score']:g} / {extra['max_score']:g}**", ""]
     if not result["tests"]:
         lines += [f"{words['unreadable']}: {result.get('output', extra.get('status'))}", ""]
+    lines += [f"{words['note']}: {note}\n" for note in extra.get("batch_notes") or ()]
     for part, earned, possible, summary in _parts(result):
         heading = f"## {part}" + (f" ({earned:g} / {possible:g})" if possible else "")
         lines += [heading, "", "```", summary, "```", ""]
@@ -52,6 +53,8 @@ def feedback_html(student, result):
     if not result["tests"]:
         body.append(f"<p>{escape(words['unreadable'])}: "
                     f"{escape(str(result.get('output', extra.get('status'))))}</p>")
+    body += [f"<p>{escape(words['note'])}: {escape(note)}</p>"
+             for note in extra.get("batch_notes") or ()]
     for part, earned, possible, summary in _parts(result):
         points = f" ({earned:g} / {possible:g})" if possible else ""
         body += [f"<h2>{escape(part)}{points}</h2>", f"<pre>{escape(summary)}</pre>"]

@@ -327,13 +327,22 @@ class GradebookRun:
                                                               folder, path, self.stored, result))
             grades, comments = cell_grades(graded_cells, result)
         except Exception as error:  # noqa: BLE001 - zeros, flagged for a person, with why
-            from .notebook_file import one_line
-
-            grades = {name: (0, True) for name, cell in self.stored.items() if cell.get("grade")}
-            note = one_line(f"mha-kit: could not read the graded cells ({type(error).__name__})")
-            comments = {name: note for name, cell in self.stored.items()
-                        if cell.get("solution") or cell.get("task")}
+            grades, comments = self._flagged(f"could not read the graded cells "
+                                             f"({type(error).__name__})")
+        extra = result["extra_data"]
+        if extra["status"] in ("unreadable", "grading failed"):  # no cells to read: say why
+            grades, comments = self._flagged(f"{extra['status']}: {extra.get('error') or '?'}")
         self.writer.record(folder, grades, comments)
+
+    def _flagged(self, reason):
+        """Every grade 0 and waiting for a person; every comment the one-line reason."""
+        from .notebook_file import one_line
+
+        note = one_line(f"mha-kit: {reason}", 300)
+        grades = {name: (0, True) for name, cell in self.stored.items() if cell.get("grade")}
+        comments = {name: note for name, cell in self.stored.items()
+                    if cell.get("solution") or cell.get("task")}
+        return grades, comments
 
     def close(self):
         self.writer.close()

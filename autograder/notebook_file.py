@@ -1,7 +1,8 @@
 """Reading a submitted notebook file without trusting it, and keeping text clean.
 
 A notebook is the student's file: it may be huge, nested thousands of levels deep, made
-of millions of empty objects, not UTF-8, or hold lone surrogates in its strings. Before
+of millions of empty objects, not UTF-8, or hold lone surrogates in its strings (refused,
+as nbgrader fails on them too). Before
 ``json.loads`` spends memory on it, a cheap scan of the raw bytes bounds its size, its
 nesting depth, its number of JSON containers and its number of values. Real notebooks,
 figures and all, stay far below every limit.
@@ -77,8 +78,7 @@ def read_bounded(path, limit=MAX_NOTEBOOK_BYTES):
 
 
 def read_notebook(path):
-    """The notebook as a dict, in format 4; ValueError says why a file is not one.
-    Its strings are valid Unicode (lone surrogates replaced)."""
+    """The notebook as a dict, in format 4; ValueError says why a file is not one."""
     data = read_bounded(Path(path))
     try:
         text = data.decode("utf-8")
@@ -89,8 +89,10 @@ def read_notebook(path):
         notebook = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"the file is not valid JSON ({type(error).__name__})") from None
-    if _MAYBE_SURROGATE.search(data):
-        notebook = clean(notebook, limit=None)
+    if _MAYBE_SURROGATE.search(data) and _has_surrogate(notebook):
+        # As nbgrader, which cannot write such a notebook back: not Unicode text.
+        raise ValueError("the file holds a lone surrogate (an escape such as \\ud800), "
+                         "which is not Unicode text")
     if not isinstance(notebook, dict):
         raise ValueError("the file holds JSON, but not a notebook (no top-level object)")
     if isinstance(notebook.get("nbformat"), int) and notebook["nbformat"] < 4:
@@ -98,11 +100,21 @@ def read_notebook(path):
         # here because importing it costs over a second (jsonschema's format checkers).
         import nbformat
         try:
-            notebook = clean(nbformat.reads(json.dumps(notebook), as_version=4), limit=None)
+            notebook = nbformat.reads(json.dumps(notebook), as_version=4)
         except Exception as error:  # noqa: BLE001 - any failure means "not readable"
             raise ValueError("an old notebook that could not be upgraded "
                              f"({one_line(str(error), 200)})") from None
     return notebook
+
+
+def _has_surrogate(value):
+    if isinstance(value, str):
+        return bool(_SURROGATE.search(value))
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(item) for item in value)
+    return False
 
 
 MAX_TEXT = 4000  # characters of one string from student code, in a result

@@ -70,6 +70,13 @@ def write_report(results, out):
              "## Score distribution", "", "```", text_histogram(histogram), "```", ""]
     if picture:
         lines += ["![score distribution](scores.png)", ""]
+    odd = needs_a_look(results)
+    if odd:
+        lines += ["## Submissions that need a look", "",
+                  "Not graded, or graded with a note on the student's folder; every other "
+                  "student was graded as usual.", "", "| student | status |", "|---|---|"]
+        lines += [f"| {_cell(student)} | {_cell(status)} |" for student, status in odd]
+        lines += [""]
     lines += ["## Checks that fail most often", "",
               "| check | failed | not implemented | passed |", "|---|---|---|---|"]
     lines += [f"| {name} | {failed} | {missing} | {passed} |"
@@ -83,6 +90,23 @@ def write_report(results, out):
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def needs_a_look(results):
+    """[(student, status with its reason and notes)] for each student who was not graded,
+    or whose folder had something to note (other notebooks, a name nbgrader cannot hold)."""
+    from .batch import status_line
+
+    return [(student, status_line(result)) for student, result in sorted(results.items())
+            if not result["extra_data"]["status"].startswith("graded")
+            or result["extra_data"].get("batch_notes")]
+
+
+def _cell(text):
+    """Text inside a Markdown table cell: one line, its bars escaped."""
+    from .notebook_file import one_line
+
+    return one_line(text).replace("|", "\\|")
 
 
 def _plot(histogram, path):
