@@ -91,10 +91,14 @@ def _close_arrays(got, want):
         return bool(np.array_equal(np.broadcast_to(got, shape), np.broadcast_to(want, shape)))
     if got.shape != want.shape or got.dtype == bool:
         return False
+    if got.dtype == want.dtype and got.tobytes() == want.tobytes():
+        return True  # the usual case, and the cheap one
     rtol, atol = MATCH_TOLERANCE.get(want.dtype, FLOAT64_TOLERANCE)
     g, w = got.astype(np.float64), want.astype(np.float64)
-    masked_alike = np.isneginf(w) & (g <= VERY_NEGATIVE)
-    return bool(np.all(masked_alike | np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)))
+    with np.errstate(invalid="ignore"):  # inf - inf
+        close = np.isfinite(w) & (np.abs(g - w) <= atol + rtol * np.abs(w))
+    close |= (g == w) | (np.isnan(g) & np.isnan(w)) | (np.isneginf(w) & (g <= VERY_NEGATIVE))
+    return bool(close.all())
 
 
 def request_bytes(answers, name):
