@@ -1,0 +1,243 @@
+"""What the tampering check finds, what it leaves alone, and which code is graded."""
+
+import copy
+import csv
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading import grade_notebook
+from autograder.hidden_checks import POINTS
+from autograder.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
+from autograder.public.notebook import graded_cells_of
+from autograder.sample_class import fill, sample_answers
+from autograder.tampering import expected_layout, find_tampering, layout_of
+
+from .attack_corpus import RELEASE, REPO, UNIFORM_SOFTMAX  # before attacks_on_metadata
+from .attacks_on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,
+                                  _as_code, _as_markdown, _outputs, _run_top_to_bottom,
+                                  _set_meta, _swap_ids)
+from .attack_corpus import _duplicate_with, _rename
+
+
+SOFTMAX_POINTS = float(sum(POINTS["softmax"]))
+
+
+def filled(student="alice_correct"):
+    release = nbformat.read(str(RELEASE), as_version=4)
+    return json.loads(nbformat.writes(fill(release, sample_answers()[student])))
+
+
+def cells_with(notebook, grade_id):
+    return [c for c in notebook["cells"]
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id]
+
+
+@pytest.fixture(scope="module")
+def honest_runs():
+    """Three students' notebooks, each run from top to bottom in a real Jupyter kernel:
+    one passes everything, one fails some checks (errors and warnings in test cells), one
+    implemented nothing (each check returns 0.0)."""
+    return {student: _run_top_to_bottom(filled(student))
+            for student in ("alice_correct", "bob_partly_correct", "carol_unimplemented")}
+
+
+@pytest.mark.parametrize("release", ["mha", "mha_en"])
+def test_the_untouched_releases_have_no_finding(release):
+    notebook = json.loads((REPO / "assignments" / release / "mha.ipynb").read_text("utf-8"))
+    assert find_tampering(notebook) == []
+
+
+def test_the_layout_is_the_committed_releases():
+    """What the check compares with is what the release holds: the same nbgrader cells
+    in the same order, types, flags and points, and the same locked sources."""
+    for release in ("mha", "mha_en"):
+        notebook = json.loads((REPO / "assignments" / release / "mha.ipynb").read_text("utf-8"))
+        cells, locked = expected_layout()
+        layout = layout_of(notebook)
+        assert layout["cells"] == list(cells.values())
+        assert layout["locked"] == locked
+
+
+def test_notebooks_run_top_to_bottom_have_no_finding(honest_runs):
+    for student, notebook in honest_runs.items():
+        test_cells = [c for c in notebook["cells"]
+                      if c["metadata"].get("nbgrader", {}).get("grade")
+                      and c["cell_type"] == "code"]
+        assert all(c["outputs"] for c in test_cells), student  # the run left outputs there
+        assert find_tampering(notebook) == [], student
+    kinds = {o["output_type"] for nb in honest_runs.values() for c in nb["cells"]
+             if c["cell_type"] == "code" for o in c["outputs"]}
+    assert {"stream", "error", "execute_result"} <= kinds  # the honest runs cover these
+
+
+def test_outputs_copied_into_a_cell_that_never_ran_are_planted(honest_runs):
+    notebook = copy.deepcopy(honest_runs["alice_correct"])
+    [cell] = cells_with(notebook, "test_softmax")
+    cell["execution_count"] = None
+    assert find_tampering(notebook) == [
+        "test cell test_softmax holds outputs that running it cannot produce"]
+
+
+def test_a_result_other_than_the_checks_own_is_planted(honest_runs):
+    notebook = copy.deepcopy(honest_runs["carol_unimplemented"])
+    [cell] = cells_with(notebook, "test_attention")
+    [result] = [o for o in cell["outputs"] if o["output_type"] == "execute_result"]
+    assert "".join(result["data"]["text/plain"]) == "0.0"  # what check() returns, honestly
+    result["data"]["text/plain"] = ["16"]
+    assert find_tampering(notebook) == [
+        "test cell test_attention holds outputs that running it cannot produce"]
+
+
+def test_another_parts_table_in_a_test_cell_is_planted(honest_runs):
+    notebook = copy.deepcopy(honest_runs["bob_partly_correct"])
+    [softmax] = cells_with(notebook, "test_softmax")
+    [dot] = cells_with(notebook, "test_dot_product")
+    softmax["outputs"] = copy.deepcopy(dot["outputs"])  # a passing row, of dot_product
+    assert find_tampering(notebook) == [
+        "test cell test_softmax holds outputs that running it cannot produce"]
+
+
+KINDS = [
+    (_set_meta("test_softmax", points=100),
+     "test cell test_softmax had its points changed from 12 to 100"),
+    (_set_meta("written_3", points=0), "answer cell written_3 had its points changed from 1 to 0"),
+    (_rename("answer_attention", "answer_attention_2"), "answer cell answer_attention is missing"),
+    (_rename("answer_attention", "answer_attention_2"),
+     "unexpected answer cell answer_attention_2 (renamed or added?)"),
+    (_swap_ids("answer_dot_product", "answer_quiz_6"),
+     "cells not in the release's order (ids swapped or cells moved): answer_quiz_6, "
+     "answer_dot_product"),
+    (_as_markdown("test_quiz"), "test cell test_quiz was turned from code into markdown"),
+    (_as_code("written_4", "x = 1\n"), "answer cell written_4 was turned from markdown into code"),
+    (_set_meta("answer_softmax", grade=True), "answer cell answer_softmax had 'grade' changed to True"),
+    (_set_meta("test_softmax", locked=False), "test cell test_softmax had 'locked' changed to False"),
+    (_set_meta("demo_cost", solution=True), "locked cell demo_cost had 'solution' changed to True"),
+    (_set_meta("test_quiz", cell_type="markdown"), "test cell test_quiz claims to be a markdown cell"),
+    (_added_cell("print(1)\n", grade=True, grade_id="bonus", points=5),
+     "unexpected graded cell bonus (renamed or added?)"),
+    (_duplicate_with("test_concat_heads", '# 自查 / self-check: concat_heads\ncheck("concat_heads")'),
+     "test cell test_concat_heads appears 2 times"),
+    (_duplicate_with("answer_split_heads", "pass\n"), "answer cell answer_split_heads appears 2 times"),
+    (_outputs("test_split_heads", [{"output_type": "display_data", "metadata": {},
+                                    "data": {"text/plain": "passed"}}], 4),
+     "test cell test_split_heads holds outputs that running it cannot produce"),
+]
+
+
+@pytest.mark.parametrize("edit, finding", KINDS, ids=[finding for _, finding in KINDS])
+def test_each_kind_of_tampering_is_named(edit, finding):
+    notebook = filled()
+    assert find_tampering(notebook) == []
+    assert finding in find_tampering(edit(notebook))
+
+
+def test_the_kernelspec_and_answer_outputs_are_never_findings():
+    honest = [a for a in METADATA_ATTACKS if a.name in ("another-kernelspec",
+                                                        "outputs-in-answer-cells")]
+    assert len(honest) == 2
+    for attack in honest:
+        assert find_tampering(json.loads(attack.make())) == [], attack.name
+
+
+def _graded_ids(notebook):
+    return [cell_id for cell_id, _ in graded_cells_of(notebook)]
+
+
+def test_every_code_cell_runs_except_the_kits_own():
+    notebook = filled()
+    release, _ = expected_layout()
+    code = [grade_id for grade_id, entry in release.items() if entry["cell_type"] == "code"
+            and not entry["locked"]]
+    assert _graded_ids(notebook) == code
+    notebook["cells"].append(nbformat.v4.new_code_cell('# 自查 / self-check: softmax\ncheck("softmax")\n', id="scratch"))
+    notebook["cells"].append(nbformat.v4.new_code_cell("y = 2\n", id="mine"))
+    assert _graded_ids(notebook) == code + ["mine"]  # a re-run of a check is the kit's
+
+
+@pytest.mark.parametrize("attack", REDEFINING_SOFTMAX, ids=[a.name for a in REDEFINING_SOFTMAX])
+def test_a_later_cell_that_redefines_softmax_is_graded_whatever_its_metadata(attack):
+    defining = [source for _, source in graded_cells_of(json.loads(attack.make()))
+                if "def softmax(" in source]
+    assert len(defining) == 2 and UNIFORM_SOFTMAX.strip() in defining[-1]
+
+
+def test_the_students_copy_skips_locked_cells_without_a_layout():
+    """The shipped self-check has no release layout beside it: it skips what the
+    notebook's metadata calls locked, and runs everything else."""
+    path = REPO / "assignments" / "mha" / "mhakit_student" / "notebook.py"
+    spec = importlib.util.spec_from_file_location("shipped_notebook", path)
+    shipped = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shipped)
+    assert shipped.release_layout() is None
+    notebook = filled()
+    assert [c for c, _ in shipped.graded_cells_of(notebook)] == _graded_ids(notebook)
+
+
+def test_nbgrader_grades_the_cells_read_before_it_restores_anything():
+    notebook = nbformat.from_dict(json.loads(REDEFINING_SOFTMAX[0].make()))
+    before = graded_cells_of(json.loads(nbformat.writes(notebook)))
+    notebook.metadata[CELLS_STASH] = [["planted", "def softmax(x, axis=-1):\n    return x\n"]]
+    notebook.metadata[STASH] = []
+    notebook, _ = DetectTampering().preprocess(notebook, {"nbgrader": {"student": "s"}})
+    assert [tuple(cell) for cell in notebook.metadata[CELLS_STASH]] == before
+    assert notebook.metadata[STASH] == find_tampering(json.loads(REDEFINING_SOFTMAX[0].make()))
+    assert notebook.metadata[STASH]
+
+
+def test_nbgrader_gets_the_release_flags_back():
+    notebook = nbformat.from_dict(_set_meta("answer_softmax", grade=True, points=12)(
+        _set_meta("test_softmax", grade=False, points=99)(filled())))
+    notebook, _ = DetectTampering().preprocess(notebook, {"nbgrader": {"student": "s"}})
+    release, _ = expected_layout()
+    for grade_id in ("answer_softmax", "test_softmax"):
+        [cell] = cells_with(notebook, grade_id)
+        meta = cell["metadata"]["nbgrader"]
+        assert {k: meta.get(k) for k in ("grade", "solution", "locked", "points")} == {
+            k: release[grade_id].get(k) for k in ("grade", "solution", "locked", "points")}
+
+
+@pytest.mark.slow
+def test_both_paths_give_the_same_score_when_a_later_cell_redefines_softmax(course, tmp_path):
+    from nbgrader.api import Gradebook
+
+    root = tmp_path / "course"
+    root.mkdir()
+    for name in ("nbgrader_config.py", "source", "assignments", "gradebook.db"):
+        source = course / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, root / name)
+    attacks = REDEFINING_SOFTMAX + [a for a in METADATA_ATTACKS
+                                    if a.name in ("answer-cell-marked-graded",
+                                                  "answer-cell-marked-locked")]
+    mine = {}
+    for attack in attacks:
+        path = root / "submitted" / attack.name / "mha" / "mha.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(attack.make())
+        mine[attack.name] = grade_notebook(path, seed=3)["score"]
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
+                                                 os.environ["PATH"]]))
+    for command in (["autograde", "mha", "--force", "--IsolatedAutograde.seed=3"],
+                    ["export", "--to", "scores.csv"]):
+        done = subprocess.run([sys.executable, "-m", "nbgrader", *command], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+    with open(root / "scores.csv", newline="", encoding="utf-8") as handle:
+        theirs = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
+                  if row["assignment"] == "mha"}
+    assert theirs == mine
+    for attack in attacks:
+        expected = 100 - (SOFTMAX_POINTS if "softmax" in attack.zero else 0)
+        assert mine[attack.name] == expected, attack.name
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        for attack in attacks:
+            [notebook] = gradebook.find_submission("mha", attack.name).notebooks
+            softmax = next(g for g in notebook.grades if g.name == "test_softmax")
+            assert softmax.auto_score == (0 if "softmax" in attack.zero else SOFTMAX_POINTS)
