@@ -5,7 +5,6 @@ with the kit's own facts (seed, versions, isolation layers) under ``extra_data``
 """
 
 import hashlib
-import json
 import secrets
 from functools import lru_cache
 from pathlib import Path
@@ -79,12 +78,14 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):
     """
     seed = secrets.randbits(63) if seed is None else int(seed)
     try:
-        return _grade(cells, seed, limits, list(tampering), language)
+        result = _grade(cells, seed, limits, list(tampering), language)
     except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
         result = _result([], seed, {"error": f"{type(error).__name__}: {error}"})
         result["extra_data"]["status"] = "grading failed"
         result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
-        return result
+    # Student code writes into the result (exception text, load errors): on both doors
+    # every string is valid UTF-8 and bounded before any file or gradebook holds it.
+    return clean(result)
 
 
 def _grade(cells, seed, limits, tampering, language):
@@ -179,15 +180,6 @@ def grade_notebook_bytes(name, data, seed=None, language=None):
         path = Path(folder) / Path(name).name
         path.write_bytes(data)
         return grade_notebook(path, seed, language=language)
-
-
-def grade_notebook_node(notebook, seed=None, limits=None, tampering=()):
-    """For the nbgrader preprocessor, which holds the notebook in memory."""
-    try:
-        cells = graded_cells_of(notebook)
-    except ValueError as error:
-        return unreadable(str(error), seed)
-    return grade_cells(cells, seed, limits, tampering, language_of(notebook))
 
 
 def language_of(notebook):

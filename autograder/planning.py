@@ -21,9 +21,10 @@ import types
 
 import numpy as np
 
-from .public.framework import StudentRaised, to_plain
+from .public.framework import StudentRaised, showing, to_plain
 from .public.wording import speaking
 from .sandbox import PlannedCall, deliver
+from .sandbox.sanitize import shown_against
 
 
 class PlanningStudent:
@@ -160,7 +161,9 @@ def run_planned(checks, plans, student, rng_for, encoded=None, language="zh"):
 
     encoded = encoded or [None] * len(plans)
     results = []
-    with speaking(language):  # the child's crashes are described in it too
+    # The child's crashes are described in the language too, and a shape it returns to
+    # a public check shows only public numbers (see sandbox/sanitize.py).
+    with speaking(language), showing(shown_against):
         for (index, chk), calls, batch in zip(checks, plans, encoded):
             outcomes = student.run_calls(calls, batch) if calls else []
             replay = ReplayingStudent(calls, outcomes, student)

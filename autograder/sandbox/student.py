@@ -18,6 +18,7 @@ from ..public.wording import say
 from .child.runtime import decode, encode, pack
 from .limits import Limits
 from .process import MAX_REPLY, ChildGone, ChildProcess
+from .sanitize import numbers_of, student_text
 from .shared_inputs import InputLayout
 from .stand_ins import recorded_answer, request_bytes
 
@@ -58,7 +59,6 @@ def deliver(call, outcome):
     if outcome.status == "not_implemented":
         raise NotImplementedYet(say("not-implemented", name=call.name))
     if outcome.status == "raised":  # the student's text: sanitised and bounded (sanitize.py)
-        from .sanitize import numbers_of, student_text
         raise StudentRaised(say("raised", name=call.name, error=student_text(
             outcome.error, numbers_of(call.args, call.kwargs))))
     if outcome.status == "crashed":
@@ -138,9 +138,10 @@ class IsolatedStudent:
         except ChildGone as gone:
             self._lost(say("gone-while-loading", gone=gone))
             raise CheckFailed(self.crashes[-1]) from None
-        errors = header.get("errors")
-        self.load_errors = ({str(k)[:80]: str(v) for k, v in list(errors.items())[:200]}
-                            if isinstance(errors, dict) else {})
+        # The child's text: kept only for the cells the grader sent, sanitised.
+        errors = header.get("errors") if isinstance(header.get("errors"), dict) else {}
+        self.load_errors = {cell_id: student_text(str(errors[cell_id]))
+                            for cell_id, _ in self.cells if cell_id in errors}
 
     def _lost(self, reason):
         self.crashes.append(reason)
