@@ -62,6 +62,12 @@ def valid_meta(cell):
     return meta if meta.get("schema_version") == 3 and "grade_id" in meta else {}
 
 
+def _shown(value, limit=40):
+    """A value the student wrote (an id, a type, points), short enough for a finding."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _kind(entry):
     if entry["grade"] and entry["locked"]:
         return "test cell"
@@ -75,18 +81,18 @@ def _changes(grade_id, entry, cell):
     meta, found = nbgrader_meta(cell), []
     if cell.get("cell_type") != entry["cell_type"]:
         found.append(f"{_kind(entry)} {grade_id} was turned from {entry['cell_type']} into "
-                     f"{cell.get('cell_type')}")
+                     f"{_shown(cell.get('cell_type'))}")
     elif meta.get("cell_type", entry["cell_type"]) != entry["cell_type"]:
-        found.append(f"{_kind(entry)} {grade_id} claims to be a {meta['cell_type']} cell")
+        found.append(f"{_kind(entry)} {grade_id} claims to be a {_shown(meta['cell_type'])} cell")
     for flag in FLAGS:
         if bool(meta.get(flag)) != entry[flag]:
             found.append(f"{_kind(entry)} {grade_id} had '{flag}' changed to "
                          f"{bool(meta.get(flag))}")
     if "points" in entry and not _same_number(meta.get("points"), entry["points"]):
         found.append(f"{_kind(entry)} {grade_id} had its points changed from "
-                     f"{entry['points']} to {meta.get('points')}")
+                     f"{entry['points']} to {_shown(meta.get('points'))}")
     elif "points" not in entry and "points" in meta:
-        found.append(f"{_kind(entry)} {grade_id} was given {meta['points']} points")
+        found.append(f"{_kind(entry)} {grade_id} was given {_shown(meta['points'])} points")
     return found
 
 
@@ -171,7 +177,7 @@ def find_tampering(notebook):
             meta = valid_meta(found[0])
             kind = ("graded cell" if meta.get("grade") else "answer cell" if meta.get("solution")
                     else "nbgrader cell")
-            findings.append(f"unexpected {kind} {grade_id} (renamed or added?)")
+            findings.append(f"unexpected {kind} {_shown(grade_id)} (renamed or added?)")
     moved = _out_of_order(list(by_id), release)
     if moved:
         findings.append("cells not in the release's order (ids swapped or cells moved): "

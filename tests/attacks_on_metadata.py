@@ -136,8 +136,8 @@ def _answer_outputs(notebook):
     return notebook
 
 
-@lru_cache(maxsize=1)
-def _executed_text(text):
+@lru_cache(maxsize=2)
+def _executed_text(text, release_folder):
     """The notebook run from top to bottom in a real Jupyter kernel, beside the release's
     self-check files, as a student leaves it who runs every cell in order, failing
     self-checks included (cached: both grading paths make this attack)."""
@@ -145,14 +145,14 @@ def _executed_text(text):
 
     notebook = nbformat.reads(text, as_version=4)
     with tempfile.TemporaryDirectory(prefix="mhakit-run-") as folder:
-        shutil.copytree(RELEASE.parent, folder, dirs_exist_ok=True)
+        shutil.copytree(release_folder, folder, dirs_exist_ok=True)
         NotebookClient(notebook, timeout=120, kernel_name="python3",
                        allow_errors=True, resources={"metadata": {"path": folder}}).execute()
     return nbformat.writes(notebook)
 
 
-def _run_top_to_bottom(notebook):
-    return json.loads(_executed_text(json.dumps(notebook)))
+def _run_top_to_bottom(notebook, release_folder=RELEASE.parent):
+    return json.loads(_executed_text(json.dumps(notebook), str(release_folder)))
 
 
 # Answer cells that show something when run, so that the run leaves outputs in them.

@@ -30,8 +30,8 @@ from .attack_corpus import _duplicate_with, _rename
 SOFTMAX_POINTS = float(sum(POINTS["softmax"]))
 
 
-def filled(student="alice_correct"):
-    release = nbformat.read(str(RELEASE), as_version=4)
+def filled(student="alice_correct", release=RELEASE):
+    release = nbformat.read(str(release), as_version=4)
     return json.loads(nbformat.writes(fill(release, sample_answers()[student])))
 
 
@@ -44,9 +44,13 @@ def cells_with(notebook, grade_id):
 def honest_runs():
     """Three students' notebooks, each run from top to bottom in a real Jupyter kernel:
     one passes everything, one fails some checks (errors and warnings in test cells), one
-    implemented nothing (each check returns 0.0)."""
-    return {student: _run_top_to_bottom(filled(student))
+    implemented nothing (each check returns 0.0); and the second in the English release."""
+    runs = {student: _run_top_to_bottom(filled(student))
             for student in ("alice_correct", "bob_partly_correct", "carol_unimplemented")}
+    english = REPO / "assignments" / "mha_en" / "mha.ipynb"
+    runs["bob_in_english"] = _run_top_to_bottom(filled("bob_partly_correct", english),
+                                                english.parent)
+    return runs
 
 
 @pytest.mark.parametrize("release", ["mha", "mha_en"])
