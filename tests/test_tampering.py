@@ -120,16 +120,23 @@ KINDS = [
      "cells not in the release's order (ids swapped or cells moved): answer_quiz_6, "
      "answer_dot_product"),
     (_as_markdown("test_quiz"), "test cell test_quiz was turned from code into markdown"),
-    (_as_code("written_4", "x = 1\n"), "answer cell written_4 was turned from markdown into code"),
-    (_set_meta("answer_softmax", grade=True), "answer cell answer_softmax had 'grade' changed to True"),
-    (_set_meta("test_softmax", locked=False), "test cell test_softmax had 'locked' changed to False"),
-    (_set_meta("demo_cost", solution=True), "locked cell demo_cost had 'solution' changed to True"),
-    (_set_meta("test_quiz", cell_type="markdown"), "test cell test_quiz claims to be a markdown cell"),
+    (_as_code("written_4", "x = 1\n"),
+     "answer cell written_4 was turned from markdown into code"),
+    (_set_meta("answer_softmax", grade=True),
+     "answer cell answer_softmax had 'grade' changed to True"),
+    (_set_meta("test_softmax", locked=False),
+     "test cell test_softmax had 'locked' changed to False"),
+    (_set_meta("demo_cost", solution=True),
+     "locked cell demo_cost had 'solution' changed to True"),
+    (_set_meta("test_quiz", cell_type="markdown"),
+     "test cell test_quiz claims to be a markdown cell"),
     (_added_cell("print(1)\n", grade=True, grade_id="bonus", points=5),
      "unexpected graded cell bonus (renamed or added?)"),
-    (_duplicate_with("test_concat_heads", '# 自查 / self-check: concat_heads\ncheck("concat_heads")'),
+    (_duplicate_with("test_concat_heads",
+                     '# 自查 / self-check: concat_heads\ncheck("concat_heads")'),
      "test cell test_concat_heads appears 2 times"),
-    (_duplicate_with("answer_split_heads", "pass\n"), "answer cell answer_split_heads appears 2 times"),
+    (_duplicate_with("answer_split_heads", "pass\n"),
+     "answer cell answer_split_heads appears 2 times"),
     (_outputs("test_split_heads", [{"output_type": "display_data", "metadata": {},
                                     "data": {"text/plain": "passed"}}], 4),
      "test cell test_split_heads holds outputs that running it cannot produce"),
@@ -161,7 +168,8 @@ def test_every_code_cell_runs_except_the_kits_own():
     code = [grade_id for grade_id, entry in release.items() if entry["cell_type"] == "code"
             and not entry["locked"]]
     assert _graded_ids(notebook) == code
-    notebook["cells"].append(nbformat.v4.new_code_cell('# 自查 / self-check: softmax\ncheck("softmax")\n', id="scratch"))
+    rerun = '# 自查 / self-check: softmax\ncheck("softmax")\n'  # a copy of the kit's cell
+    notebook["cells"].append(nbformat.v4.new_code_cell(rerun, id="scratch"))
     notebook["cells"].append(nbformat.v4.new_code_cell("y = 2\n", id="mine"))
     assert _graded_ids(notebook) == code + ["mine"]  # a re-run of a check is the kit's
 
