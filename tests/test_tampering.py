@@ -243,7 +243,7 @@ def test_both_paths_give_the_same_score_when_a_later_cell_redefines_softmax(cour
         assert done.returncode == 0, done.stderr[-3000:]
     with open(root / "scores.csv", newline="", encoding="utf-8") as handle:
         theirs = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
-                  if row["assignment"] == "mha"}
+                  if row["assignment"] == "mha" and row["student_id"] in mine}
     assert theirs == mine
     for attack in attacks:
         expected = 100 - (SOFTMAX_POINTS if "softmax" in attack.zero else 0)
