@@ -66,7 +66,7 @@ def prepared_for(seed):
     """(plans, the same calls encoded for the child) under ``seed``. A batch grades
     every submission with one seed, so this is worked out once (see planning.py)."""
     plans = plan(ordered_checks(), reference_functions(), _inputs_for(seed))
-    return plans, [EncodedBatch(calls) for calls in plans]
+    return plans, [EncodedBatch(calls, reference_functions()) for calls in plans]
 
 
 def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):

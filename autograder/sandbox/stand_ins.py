@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .child.runtime import bind
+
 # Intermediate values of a correct function may differ from the reference's in the
 # last bits (einsum, another order of sums), so arguments match within tolerance.
 MATCH_TOLERANCE = {np.dtype(np.float32): (2e-4, 1e-5)}
@@ -20,26 +22,6 @@ FLOAT64_TOLERANCE = (1e-6, 1e-9)
 # Where the reference masks a score with -inf, -1e9 (or any score this low) gives the
 # same softmax, so it matches too.
 VERY_NEGATIVE = -1e4
-
-
-def bind(params, args, kwargs):
-    """The call's argument values in parameter order, or None if it does not bind.
-    ``params`` holds [name, has a default, default] per parameter."""
-    names = [p[0] for p in params]
-    if not isinstance(args, (list, tuple)) or not isinstance(kwargs, dict):
-        return None
-    if len(args) > len(names) or any(k not in names for k in kwargs):
-        return None
-    values = dict(zip(names, args))
-    if any(k in values for k in kwargs):
-        return None
-    values.update(kwargs)
-    for name, has_default, default in params:
-        if name not in values:
-            if not has_default:
-                return None
-            values[name] = default
-    return [values[n] for n in names]
 
 
 def recorded_answer(name, args, kwargs, answers, params):

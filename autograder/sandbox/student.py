@@ -11,11 +11,12 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import numpy as np
 
 from ..public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from ..public.notebook import PREAMBLE
 from ..public.wording import say
-from .child.runtime import decode, encode, pack
+from .child.runtime import call_material, decode, encode, pack, seal_id, xor_stream
 from .limits import Limits
 from .process import MAX_REPLY, ChildGone, ChildProcess
 from .sanitize import numbers_of, student_text
@@ -163,7 +164,7 @@ class IsolatedStudent:
         """An Outcome per call, in order. A crash costs the call that caused it; the
         calls after it go to a fresh child, except those of a function that crashed.
         ``encoded``, the same calls as an EncodedBatch, spares encoding them again."""
-        encoded = encoded or EncodedBatch(calls)
+        encoded = encoded or EncodedBatch(calls, self.reference)
         outcomes = [None] * len(calls)
         position = 0
         while position < len(calls):
@@ -262,34 +263,50 @@ def stand_in_names(call):
 
 
 class EncodedBatch:
-    """One check's calls, encoded once for the child: a request each, and their inputs
-    laid out for the memory files (see shared_inputs.py).
+    """One check's calls, encoded once for the child: a request each, their inputs laid
+    out for the memory files (see shared_inputs.py), and the recorded answers of their
+    stand-ins, sealed by their exact arguments (see child/runtime.py).
 
     Every submission of a class gets the same calls, so the grader builds this once
     per check and seed; only the memory files are made afresh for each child.
     """
 
-    def __init__(self, calls):
-        self.inputs = InputLayout([c for c in calls])
+    def __init__(self, calls, reference=None):
+        self.params = {name: parameters_of(f) for name, f in (reference or {}).items()}
+        self.arrays = []  # the sealed answers' bytes
+        self.inputs = InputLayout(calls)
         self.requests = [self._request(call, specs)
                          for call, specs in zip(calls, self.inputs.specs)]
         self._whole = None
 
-    @staticmethod
-    def _request(call, specs):
+    def _request(self, call, specs):
         if call.variable:
             return {"op": "variable", "name": call.name}
         args, kwargs = specs
-        return {"op": "call", "name": call.name, "stand_ins": stand_in_names(call),
-                "args": args, "kwargs": kwargs}
+        names = stand_in_names(call)
+        sealed = [self._seal(answer) for answer in call.answers if answer[0] in names]
+        return {"op": "call", "name": call.name, "stand_ins": names, "args": args,
+                "kwargs": kwargs, "sealed": [entry for entry in sealed if entry is not None]}
+
+    def _seal(self, answer):
+        name, args, kwargs, value = answer
+        material = call_material(name, self.params.get(name, []), args, kwargs)
+        if material is None:
+            return None
+        parts = []
+        spec = encode(value, parts)
+        plain = b"".join(np.ascontiguousarray(a).tobytes() for a in parts)
+        self.arrays.append(np.frombuffer(xor_stream(material, plain), np.uint8))
+        return {"id": seal_id(material), "value": spec, "i": len(self.arrays) - 1,
+                "layout": [[a.dtype.str, list(a.shape)] for a in parts]}
 
     def message(self, todo):
         """The batch request for the calls at ``todo`` (all of them, usually: cached)."""
         if len(todo) == len(self.requests) and self._whole is not None:
             return self._whole
         header = {"op": "batch", "calls": [self.requests[i] for i in todo],
-                  "files": [True, False]}
-        data = pack(header)
+                  "files": [True, False], "params": self.params}
+        data = pack(header, self.arrays)
         if len(todo) == len(self.requests):
             self._whole = data
         return data
