@@ -9,6 +9,7 @@ points, zero as an error. See ``nbgrader.utils.determine_grade``.
 """
 
 import copy
+import json
 
 import nbformat
 from nbgrader.api import Gradebook
@@ -17,6 +18,7 @@ from traitlets import Integer
 
 from .build import build_notebook
 from .grading import grade_cells, language_of, unreadable
+from .notebook_file import MAX_NOTEBOOK_BYTES
 from .public.notebook import graded_cells_of, nbgrader_meta
 from .tampering import FLAGS, expected_layout, find_tampering, valid_meta
 from .cell_outputs import TEST_CELL_PART, part_max, test_cell_outputs
@@ -32,6 +34,12 @@ class DetectTampering(NbGraderPreprocessor):
     before nbgrader's OverwriteCells quietly restores the locked cells."""
 
     def preprocess(self, nb, resources):
+        # nbgrader has read the file already; one larger than `mhakit grade` reads fails
+        # here too, as an error for that student, so that the two doors agree.
+        size = len(json.dumps(nb, ensure_ascii=False).encode("utf-8", "replace"))
+        if size > MAX_NOTEBOOK_BYTES:
+            raise ValueError(f"mha-kit: the notebook has {size >> 20} MB; a notebook may "
+                             f"have at most {MAX_NOTEBOOK_BYTES >> 20} MB")
         findings = find_tampering(nb)
         # Both stashes overwrite whatever a student may have put there. The cells to grade
         # are read here, from the notebook as the student left it, exactly as `mhakit

@@ -303,7 +303,7 @@ ATTACKS = [
     Attack("not-json", unreadable=True, raw=b"this is not a notebook {"),
     Attack("not-utf8", unreadable=True, raw='{"cells": "小明把书借给了小红"}'.encode("gb18030")),
     Attack("old-nbformat-3", notebook=_old_format),
-    Attack("huge-100-mb", notebook=_huge),
+    Attack("huge-100-mb", unreadable=True, notebook=_huge),  # over the 20 MB limit
     Attack("answer-cell-deleted", zero=("softmax",), tampering=True,
            notebook=_delete("answer_softmax")),
     Attack("answer-cell-renamed", tampering=True,
