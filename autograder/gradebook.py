@@ -65,7 +65,7 @@ def autograded_notebook(submitted, stored_cells, result):
     # nbformat's shape, whatever the student saved: cells are objects with object metadata.
     notebook["cells"] = [cell for cell in notebook.get("cells", []) if isinstance(cell, dict)]
     present = set()
-    for cell in notebook["cells"]:
+    for cell in reversed(notebook["cells"]):  # of a duplicate, the last copy counts, as in nbgrader
         if not isinstance(cell.get("metadata"), dict):
             cell["metadata"] = {}
         if isinstance(cell.get("source"), list):  # nbformat's on-disk form; checksums need text
