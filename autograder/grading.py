@@ -17,7 +17,7 @@ from . import __version__
 from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
 from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
-from .planning import plan, run_planned
+from .planning import batch_groups, plan, run_planned
 from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
 from .sandbox import EncodedBatch, IsolatedStudent, Limits
 from .style import style_notes
@@ -63,10 +63,14 @@ def _inputs_for(seed):
 
 @lru_cache(maxsize=4)
 def prepared_for(seed):
-    """(plans, the same calls encoded for the child) under ``seed``. A batch grades
+    """(plans, their calls in batches encoded for the child) under ``seed``. A batch grades
     every submission with one seed, so this is worked out once (see planning.py)."""
     plans = plan(ordered_checks(), reference_functions(), _inputs_for(seed))
-    return plans, [EncodedBatch(calls, reference_functions()) for calls in plans]
+    batches = []
+    for positions in batch_groups(ordered_checks(), plans):
+        calls = [call for position in positions for call in plans[position]]
+        batches.append((positions, EncodedBatch(calls, reference_functions())))
+    return plans, batches
 
 
 def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):

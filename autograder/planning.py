@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from .public.framework import StudentRaised, showing, to_plain
+from .public.framework import PUBLIC, StudentRaised, showing, to_plain
 from .public.wording import speaking
 from .sandbox import PlannedCall, deliver
 from .sandbox.sanitize import shown_against
@@ -148,24 +148,43 @@ def plan(checks, reference, rng_for):
     return plans
 
 
-def run_planned(checks, plans, student, rng_for, encoded=None, language="zh"):
+def batch_groups(checks, plans):
+    """[[position in ``checks``]]: the checks whose calls go to the child together. A
+    check with hidden inputs goes alone, so that the child never holds the inputs of a
+    check before it runs; neighbours that carry none (public checks with the inputs
+    printed in the notebook, the quiz's variable reads) share one batch."""
+    groups = []
+    for position, ((_, chk), calls) in enumerate(zip(checks, plans)):
+        open_to_all = chk.tier == PUBLIC or all(call.variable for call in calls)
+        if open_to_all and groups and groups[-1][1]:
+            groups[-1][0].append(position)
+        else:
+            groups.append(([position], open_to_all))
+    return [positions for positions, _ in groups]
+
+
+def run_planned(checks, plans, student, rng_for, batches=None, language="zh"):
     """Run ``checks`` [(index, check)] against the isolated ``student``; Results in order.
 
-    ``plans`` comes from ``plan``, and ``encoded`` (optional) is each plan as an
-    EncodedBatch; ``rng_for(index)`` gives a fresh generator with the same seed on every
-    call, so that planning and replaying draw the same inputs. The child gets one
-    check's calls at a time, and the check is replayed before the next one is sent.
+    ``plans`` comes from ``plan``; ``batches`` (optional) is [(positions, EncodedBatch of
+    their calls)] as ``batch_groups`` groups them. ``rng_for(index)`` gives a fresh
+    generator with the same seed on every call, so that planning and replaying draw the
+    same inputs. Each batch is replayed before the next one is sent.
     """
     from .mistakes import name_by_variants
     from .public.runner import run_check
 
-    encoded = encoded or [None] * len(plans)
+    batches = batches or [(group, None) for group in batch_groups(checks, plans)]
     results = []
     # The child's crashes are described in the language too, and a shape it returns to
     # a public check shows only public numbers (see sandbox/sanitize.py).
     with speaking(language), showing(shown_against):
-        for (index, chk), calls, batch in zip(checks, plans, encoded):
-            outcomes = student.run_calls(calls, batch) if calls else []
-            replay = ReplayingStudent(calls, outcomes, student)
-            results.append(run_check(chk, replay, rng_for(index), name_by_variants))
+        for positions, batch in batches:
+            calls = [call for position in positions for call in plans[position]]
+            outcomes = iter(student.run_calls(calls, batch) if calls else [])
+            for position in positions:
+                index, chk = checks[position]
+                mine = plans[position]
+                replay = ReplayingStudent(mine, [next(outcomes) for _ in mine], student)
+                results.append(run_check(chk, replay, rng_for(index), name_by_variants))
     return results

@@ -18,7 +18,7 @@ from ..public.notebook import PREAMBLE
 from ..public.wording import say
 from .child.runtime import call_material, decode, encode, pack, seal_id, xor_stream
 from .limits import Limits
-from .process import MAX_REPLY, ChildGone, ChildProcess
+from .process import MAX_REPLY, ChildGone, take_child
 from .sanitize import numbers_of, student_text
 from .shared_inputs import InputLayout
 from .stand_ins import recorded_answer, request_bytes
@@ -129,7 +129,7 @@ class IsolatedStudent:
             raise CheckFailed(say("gone", gone=say("gone-submission-too-slow", seconds=seconds)))
         if len(self.crashes) > self.limits.max_restarts:
             raise CheckFailed(say("crashed-too-often", last=self.crashes[-1]))
-        self.child = ChildProcess(self.limits)
+        self.child = take_child(self.limits)
         self._layers = self.child.layers
         deadline, too_slow = self._deadline()
         try:
