@@ -11,6 +11,8 @@ reference result, so one broken softmax costs softmax's points only. Composite
 functions also get a 0-point check with the student's own pieces, for feedback.
 """
 
+import functools
+
 import numpy as np
 
 import solutions
@@ -192,10 +194,10 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
     tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
     shapes = shapes_of([a for a in args if isinstance(a, np.ndarray)])
-    public = numbers_of(args, kwargs, expected)
+    public = functools.cache(lambda: numbers_of(args, kwargs, expected))  # for failures only
 
     def show(kind, value):
-        return shape_text(value, public) if kind == "shape" else count_text(value, public)
+        return shape_text(value, public()) if kind == "shape" else count_text(value, public())
 
     try:
         try:
@@ -210,7 +212,7 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
         raise
     except Exception as error:  # noqa: BLE001 - numpy's words about a value the child chose
         raise CheckFailed(say("unchecked", error=student_text(
-            f"{type(error).__name__}: {error}", public))) from None
+            f"{type(error).__name__}: {error}", public()))) from None
 
 
 def _expect(got, expected, name, shapes, tol, show):
