@@ -125,6 +125,34 @@ def test_a_broken_softmax_costs_nothing_where_attention_is_done_inline(reference
     assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"]
 
 
+LOOPING_OVER_HEADS = (
+    "def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):\n"
+    "    X = np.asarray(X)\n"
+    "    flat = X.reshape(-1, *X.shape[-2:])\n"
+    "    T = X.shape[-2]\n"
+    "    masks = None if mask is None else np.broadcast_to(mask, (len(flat), T, T))\n"
+    "    outputs, weights = [], []\n"
+    "    for b, x in enumerate(flat):\n"
+    "        Q, K, V = (split_heads(x @ W, num_heads) for W in (W_q, W_k, W_v))\n"
+    "        heads = [attention(Q[h], K[h], V[h], None if masks is None else masks[b])\n"
+    "                 for h in range(num_heads)]\n"
+    "        joined = concat_heads(np.stack([o for o, _ in heads]))\n"
+    "        outputs.append(output_projection(joined, W_o))\n"
+    "        weights.append(np.stack([w for _, w in heads]))\n"
+    "    return (np.stack(outputs).reshape(X.shape),\n"
+    "            np.stack(weights).reshape(X.shape[:-2] + (num_heads, T, T)))\n")
+
+
+def test_a_loop_over_batch_items_and_heads_keeps_its_points(reference_answers):
+    # Each slice's calls are not the reference's, so they run the student's own pieces,
+    # all through stand-ins that ask the grader: far more messages than the reference's.
+    answers = dict(reference_answers, answer_multi_head_attention=LOOPING_OVER_HEADS)
+    result = grade_answers(answers)
+    assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"], [
+        t["output"] for t in result["tests"] if t["name"].startswith("multi_head")]
+    assert not result["extra_data"]["crashes"]
+
+
 def _count_stand_in_questions(monkeypatch):
     """Every question the child's stand-ins asked: (function, whether it was answered)."""
     from autograder.sandbox import student

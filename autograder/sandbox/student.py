@@ -252,7 +252,7 @@ class IsolatedStudent:
         self.child.send({"ok": True, "value": encode(value, out)}, out, deadline=deadline)
 
 
-MAX_STAND_IN_REQUESTS = 64  # per call; the reference makes at most four
+MAX_STAND_IN_REQUESTS = 256  # per call: room for loops over heads and batch items
 
 
 def stand_in_names(call):
