@@ -75,7 +75,7 @@ class IsolatedStudent:
     in the child, which the grader answers from the reference's own calls on this
     call's inputs only (see stand_ins.py).
 
-    ``run_calls`` sends one check's calls at once and the child answers them one after
+    ``run_calls`` sends one batch of calls at once and the child answers them one after
     another; ``call`` is a batch of one. A call has ``limits.call_seconds`` of wall clock
     for all its messages, and the submission ``limits.submission_seconds`` in all.
     """
@@ -263,12 +263,13 @@ def stand_in_names(call):
 
 
 class EncodedBatch:
-    """One check's calls, encoded once for the child: a request each, their inputs laid
-    out for the memory files (see shared_inputs.py), and the recorded answers of their
-    stand-ins, sealed by their exact arguments (see child/runtime.py).
+    """One batch of calls (see planning.batch_groups), encoded once for the child: a
+    request each, their inputs laid out for the memory files (see shared_inputs.py),
+    and the recorded answers of their stand-ins, sealed by their exact arguments (see
+    child/runtime.py).
 
     Every submission of a class gets the same calls, so the grader builds this once
-    per check and seed; only the memory files are made afresh for each child.
+    per batch and seed; only the memory files are made afresh for each child.
     """
 
     def __init__(self, calls, reference=None):

@@ -400,7 +400,7 @@ class Child:
         self.channel.send(reply, out)
 
     def batch(self, request, arrays):
-        """Run one check's calls in order, one reply each, so that the parent need not
+        """Run a batch of calls in order, one reply each, so that the parent need not
         ask one by one. Their inputs are in the memory files that came with the batch;
         the sealed answers, in its arrays."""
         self.params = request.get("params", {})
