@@ -25,6 +25,7 @@ from .public.framework import PUBLIC, StudentRaised, showing, to_plain
 from .public.wording import speaking
 from .sandbox import PlannedCall, deliver
 from .sandbox.sanitize import shown_against
+from .sandbox.stand_ins import bytes_of
 
 
 class PlanningStudent:
@@ -46,19 +47,11 @@ class PlanningStudent:
             value = to_plain(function(*args, **kwargs))
         except Exception as error:  # a check that feeds invalid input on purpose
             raise StudentRaised(f"{name} raised {type(error).__name__}") from None
-        planned.reply_bytes = _bytes_of(value)
+        planned.reply_bytes = bytes_of(value)
         return value
 
     def variable(self, name):
         self.calls.append(PlannedCall(name, variable=True))
-
-
-def _bytes_of(value):
-    if isinstance(value, np.ndarray):
-        return value.nbytes
-    if isinstance(value, (tuple, list)):
-        return sum(_bytes_of(v) for v in value)
-    return 0
 
 
 def _tracing(function, reference, answers):

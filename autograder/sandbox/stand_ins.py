@@ -87,14 +87,15 @@ def request_bytes(answers, name):
     """The most array bytes a stand-in request for ``name`` may carry: a few times the
     largest recorded call's, so that nothing the child sends makes the grader allocate
     much (a broadcast mask may be up to four times larger)."""
-    sizes = [_bytes_of(list(args) + list(kwargs.values()))
+    sizes = [bytes_of(list(args) + list(kwargs.values()))
              for recorded, args, kwargs, _ in answers if recorded == name]
     return 8 * max(sizes, default=0) + (64 << 10)
 
 
-def _bytes_of(value):
+def bytes_of(value):
+    """The bytes of the arrays in ``value``, however nested."""
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, (tuple, list)):
-        return sum(_bytes_of(v) for v in value)
+        return sum(bytes_of(v) for v in value)
     return 0
