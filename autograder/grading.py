@@ -164,17 +164,17 @@ def read_and_grade(path, seed=None, limits=None, language=None):
         cells = graded_cells_of(notebook)
         tampering = find_tampering(notebook)
         language = language or language_of(notebook)
+    # A reason why a file is unreadable may quote the file: it is cleaned like a result
+    # of grade_cells, valid UTF-8 and bounded.
     except (OSError, ValueError) as error:
-        result = unreadable(str(error), seed)
+        result = clean(unreadable(str(error), seed))
     except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
-        result = unreadable(f"the notebook's structure could not be read "
-                            f"({type(error).__name__}: {error})", seed)
+        result = clean(unreadable(f"the notebook's structure could not be read "
+                                  f"({type(error).__name__}: {error})", seed))
     else:
         result = grade_cells(cells, seed, limits, tampering, language)
     result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
-    # Student code writes into the result (exception text, load errors): every string
-    # is made valid UTF-8 and bounded before any file holds it.
-    return clean(result), notebook
+    return result, notebook
 
 
 def grade_notebook_bytes(name, data, seed=None, language=None):

@@ -105,7 +105,7 @@ def test_read_only_inputs_cannot_be_written_or_mapped_for_writing():
     layout = InputLayout([PlannedCall("softmax", (np.arange(6.0),), readonly=True)])
     inputs = layout.open()
     try:
-        fd = inputs.fds[SEALED]
+        fd = inputs.fd(SEALED)
         with pytest.raises(PermissionError):
             mmap.mmap(fd, 48, access=mmap.ACCESS_WRITE)
         with pytest.raises(PermissionError):
@@ -124,7 +124,7 @@ def test_the_grader_sees_a_write_into_the_writable_inputs_itself():
     calls = [PlannedCall("softmax", (np.arange(6.0),)), PlannedCall("softmax", (np.ones(3),))]
     inputs = InputLayout(calls).open()
     try:
-        fd = inputs.fds[WRITABLE]
+        fd = inputs.fd(WRITABLE)
         assert not inputs.changed(0) and not inputs.changed(1)
         shared = mmap.mmap(fd, os.fstat(fd).st_size, access=mmap.ACCESS_WRITE)
         np.frombuffer(shared, np.float64, 6)[2] = -1.0  # the first call's array, in place

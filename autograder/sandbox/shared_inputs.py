@@ -27,6 +27,7 @@ class InputLayout:
         self.blobs = (bytearray(), bytearray())
         self.regions = []  # per call: [(offset, length)] in the writable file
         self.specs = []    # per call: (args spec, kwargs spec)
+        self._shared = []  # every array's spec, to number the files that are sent
         for call in calls:
             regions = []
             target = SEALED if call.readonly else WRITABLE
@@ -34,6 +35,12 @@ class InputLayout:
             kwargs = {k: self._place(v, target, regions) for k, v in call.kwargs.items()}
             self.specs.append((args, kwargs))
             self.regions.append(regions if target == WRITABLE else [])
+        # Only the files that hold something are made and sent (most batches have no
+        # read-only input); an array names its file by its place among them.
+        self.kinds = [kind for kind in (WRITABLE, SEALED) if self.blobs[kind]]
+        for spec in self._shared:
+            spec["f"] = self.kinds.index(spec["f"])
+        self.writable = [kind == WRITABLE for kind in self.kinds]
 
     def _place(self, value, target, regions):
         if isinstance(value, (tuple, list)):
@@ -46,8 +53,9 @@ class InputLayout:
             blob.extend(np.ascontiguousarray(value).tobytes())
             if value.size:
                 regions.append((offset, value.nbytes))
-            return {"t": "shared", "f": target, "o": offset, "d": value.dtype.str,
-                    "s": list(value.shape)}
+            self._shared.append({"t": "shared", "f": target, "o": offset,
+                                 "d": value.dtype.str, "s": list(value.shape)})
+            return self._shared[-1]
         if isinstance(value, (np.generic,)):
             value = value.item()
         return {"t": "py", "v": value}
@@ -61,9 +69,11 @@ class OpenInputs:
 
     def __init__(self, layout):
         self.layout = layout
-        self.fds = [memory_file(bytes(layout.blobs[WRITABLE]), sealed=False),
-                    memory_file(bytes(layout.blobs[SEALED]), sealed=True)]
-        self.writable = [True, False]
+        self.fds = [memory_file(bytes(layout.blobs[kind]), sealed=kind == SEALED)
+                    for kind in layout.kinds]
+
+    def fd(self, kind):
+        return self.fds[self.layout.kinds.index(kind)]
 
     def changed(self, index):
         """Whether call ``index`` left any of its inputs different from what was sent.
@@ -71,7 +81,7 @@ class OpenInputs:
         blob = self.layout.blobs[WRITABLE]
         for offset, length in self.layout.regions[index]:
             try:
-                now = os.pread(self.fds[WRITABLE], length, offset)
+                now = os.pread(self.fd(WRITABLE), length, offset)
             except OSError:
                 return True
             if now != blob[offset:offset + length]:

@@ -306,7 +306,7 @@ class EncodedBatch:
         if len(todo) == len(self.requests) and self._whole is not None:
             return self._whole
         header = {"op": "batch", "calls": [self.requests[i] for i in todo],
-                  "files": [True, False], "params": self.params}
+                  "files": self.inputs.writable, "params": self.params}
         data = pack(header, self.arrays)
         if len(todo) == len(self.requests):
             self._whole = data
