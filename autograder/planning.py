@@ -1,4 +1,4 @@
-"""Grading a submission in one round trip: plan every check's calls, run them, replay.
+"""Grading a submission in a round trip per check: plan its calls, run them, replay.
 
 The checks are plain Python that call ``student.call(...)`` one at a time. Asking the
 child one call at a time cost a round trip each, about 170 per submission, plus one per
@@ -9,7 +9,8 @@ stand-in call. Instead:
    also records the reference's own calls of the other functions: the only questions
    the child's stand-ins may have answered (see sandbox/stand_ins.py).
 2. **Run**: the child runs one check's recorded calls in one batch and answers each in
-   turn. It never holds the inputs of a check before that check runs.
+   turn. It never holds the hidden inputs of a check before that check runs; checks
+   that have none (public ones, the quiz) share a batch with their neighbours.
 3. **Replay**: each check runs again, with the same random inputs, against
    ``ReplayingStudent``, which hands out the child's answers in order. When a check asks
    for a call that was not planned (its inputs came from a wrong answer of the student),
