@@ -15,6 +15,7 @@ import solutions
 
 from . import __version__
 from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
+from .notebook_file import clean, read_notebook
 from .public.framework import HIDDEN, REGISTRY
 from .public.notebook import graded_cells_of
 from .planning import batch_groups, plan, run_planned
@@ -22,7 +23,6 @@ from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
 from .sandbox import EncodedBatch, IsolatedStudent, Limits
 from .style import style_notes
 from .tampering import find_tampering
-from .notebook_file import clean, read_notebook  # noqa: F401 - read_notebook is used by others
 
 GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
 PARTS = GRADED_FUNCTIONS + ("quiz",)
@@ -30,7 +30,7 @@ VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 _GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
                  "public/notebook.py", "public/fingerprints.py", "public/wording.py",
                  "hidden_checks.py", "grading.py", "planning.py", "mistakes.py", "style.py",
-                 "tampering.py", "release_layout.json")
+                 "tampering.py", "notebook_file.py", "release_layout.json")
 
 
 @lru_cache(maxsize=1)
@@ -65,11 +65,12 @@ def _inputs_for(seed):
 def prepared_for(seed):
     """(plans, their calls in batches encoded for the child) under ``seed``. A batch grades
     every submission with one seed, so this is worked out once (see planning.py)."""
-    plans = plan(ordered_checks(), reference_functions(), _inputs_for(seed))
+    checks, reference = ordered_checks(), reference_functions()
+    plans = plan(checks, reference, _inputs_for(seed))
     batches = []
-    for positions in batch_groups(ordered_checks(), plans):
+    for positions in batch_groups(checks, plans):
         calls = [call for position in positions for call in plans[position]]
-        batches.append((positions, EncodedBatch(calls, reference_functions())))
+        batches.append((positions, EncodedBatch(calls, reference)))
     return plans, batches
 
 

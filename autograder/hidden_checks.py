@@ -11,8 +11,6 @@ reference result, so one broken softmax costs softmax's points only. Composite
 functions also get a 0-point check with the student's own pieces, for feedback.
 """
 
-import functools
-
 import numpy as np
 
 import solutions
@@ -22,7 +20,7 @@ from .public.fingerprints import with_mistake
 from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
                                expect_inputs_unchanged, kind_with_length)
 from .public.wording import language, pick, say, shapes_of
-from .sandbox.sanitize import count_text, numbers_of, shape_text, student_text
+from .sandbox.sanitize import numbers_of, shown_against, student_text
 
 # Points per function and how they split over the four checks.
 POINTS = {
@@ -194,11 +192,7 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
     tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
     shapes = shapes_of([a for a in args if isinstance(a, np.ndarray)])
-    public = functools.cache(lambda: numbers_of(args, kwargs, expected))  # for failures only
-
-    def show(kind, value):
-        return shape_text(value, public()) if kind == "shape" else count_text(value, public())
-
+    show = shown_against(args, kwargs, expected)
     try:
         try:
             _expect(got, expected, name, shapes, dict(tolerance, check_dtype=check_dtype), show)
@@ -212,7 +206,7 @@ def compare(student, name, args, kwargs, stand_ins=True, check_dtype=False, read
         raise
     except Exception as error:  # noqa: BLE001 - numpy's words about a value the child chose
         raise CheckFailed(say("unchecked", error=student_text(
-            f"{type(error).__name__}: {error}", public()))) from None
+            f"{type(error).__name__}: {error}", numbers_of(args, kwargs, expected)))) from None
 
 
 def _expect(got, expected, name, shapes, tol, show):

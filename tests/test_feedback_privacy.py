@@ -270,8 +270,9 @@ def test_the_attacks_would_leak_without_the_sanitiser(reference_answers, monkeyp
     as_it_is = lambda text, *args, **kwargs: str(text)  # noqa: E731
     monkeypatch.setattr(sanitize, "student_text", as_it_is)
     monkeypatch.setattr(student, "student_text", as_it_is)  # where deliver() finds it
-    monkeypatch.setattr(hidden_checks, "shape_text", lambda shape, *args: str(tuple(shape)))
-    monkeypatch.setattr(hidden_checks, "count_text", lambda count, *args: str(count))
+    monkeypatch.setattr(hidden_checks, "student_text", as_it_is)
+    monkeypatch.setattr(sanitize, "shape_text", lambda shape, *args: str(tuple(shape)))
+    monkeypatch.setattr(sanitize, "count_text", lambda count, *args: str(count))
     hidden, values = hidden_numbers(), hidden_values()
     for attack in FEEDBACK_ATTACKS:
         result = grade_answers(dict(reference_answers, **attack.edits), seed=SEED, language="en")

@@ -29,6 +29,7 @@ shapes (2,3,4) (2,5,4)" when those sizes are the call's own.
 """
 
 import builtins
+import functools
 import re
 import unicodedata
 
@@ -144,13 +145,17 @@ def shape_text(shape, context_numbers=()):
     return "(" + ", ".join(shown) + ("," if len(shown) == 1 else "") + ")"
 
 
-def shown_against(expected):
-    """For ``framework.showing``: shapes and lengths in a check whose inputs the grader does
-    not pass on (a public check), shown only in the expected result's public numbers."""
-    public = numbers_of(expected)
+def shown_against(*values):
+    """A ``show`` for the comparisons (``framework.expect_array``): shapes and lengths in
+    the public numbers of ``values`` only, the call's inputs and its expected result, or
+    the expected result alone in a public check (``framework.showing``). The numbers
+    are worked out the first time something is shown, which is only when a check fails."""
+    public = functools.cache(lambda: numbers_of(*values))
 
     def show(kind, value):
-        return shape_text(value, public) if kind == "shape" else count_text(value, public)
+        if kind == "shape":
+            return shape_text(value, public())
+        return count_text(value, public())
     return show
 
 
