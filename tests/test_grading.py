@@ -202,7 +202,8 @@ def test_a_call_the_reference_never_makes_runs_the_students_own_function(referen
     # function), so attention is the student's own, which calls this softmax again.
     assert parts(result)["softmax"] == 0
     assert parts(result)["attention"] == FULL["attention"]  # there softmax is a stand-in
-    assert all(found for _, found in asked)
+    # and answers from its sealed table: this softmax's detour asked the grader nothing.
+    assert asked == []
 
 
 def test_the_allclose_trick_earns_nothing(reference_answers):
