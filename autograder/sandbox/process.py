@@ -1,7 +1,7 @@
 """One confined child process: started from the zygote (or afresh), read under deadlines, killed.
 
-The grader speaks to it through two pipes. Everything the child sends is data, and the
-grader trusts none of it (see student.py for what the data means).
+The grader speaks to it through one Unix socket. Everything the child sends is data, and
+the grader trusts none of it (see student.py for what the data means).
 """
 
 import atexit
@@ -52,7 +52,7 @@ class ChildProcess:
         self.folders, self.uid_lease = [], None
         self.buffer = bytearray()
         # A Unix socket rather than pipes: the grader hands the child its inputs as
-        # memory files (see student.py), and only a socket carries file descriptors.
+        # memory files (see shared_inputs.py), and only a socket carries file descriptors.
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.to_child = self.from_child = self.channel.fileno()
         fds = (theirs.fileno(), theirs.fileno())
@@ -174,7 +174,7 @@ class ChildProcess:
             raise ChildGone(say("gone-protocol") + f" ({type(error).__name__})") from error
         return header, arrays
 
-    def _until_pipe_closes(self, deadline):
+    def _until_socket_closes(self, deadline):
         """Wait, without polling, until every process holding the child's end has ended."""
         try:
             while (left := deadline - time.monotonic()) > 0:
@@ -217,7 +217,7 @@ class ChildProcess:
                 os.killpg(self.process.pid, 9)
             except OSError:
                 self.process.kill()
-            self._until_pipe_closes(time.monotonic() + 2)
+            self._until_socket_closes(time.monotonic() + 2)
             self.process.wait()
         self.channel.close()
         for folder in self.folders:
@@ -276,7 +276,7 @@ class ZygoteChild:
             if time.monotonic() > deadline:
                 raise subprocess.TimeoutExpired(str(self.pid), timeout)
             time.sleep(0.001)
-        return None  # the exit code arrives on the pipe instead
+        return None  # the exit code arrives on the socket instead
 
 
 class Zygote:

@@ -3,14 +3,14 @@
 Starting Python and importing numpy costs more than grading a whole submission, so the
 grader keeps one of these per grading run. It has imported numpy and read the child's
 runtime and the launcher's jail code from their files, and nothing else. For each
-submission the grader sends it a plan and two pipe ends over a Unix socket, and it forks:
+submission the grader sends it a plan and its end of the child's socket, and it forks:
 
-    zygote ── A (a root-owned waiter) ── B (the child: jailed, then serving the pipes)
+    zygote ── A (a root-owned waiter) ── B (the child: jailed, then serving the socket)
 
 A enters the new namespaces and forks B, which becomes PID 1 there, moves into the
 submission's cgroup, builds the jail and drops root, then serves. When B ends, A writes B's
-exit status onto the reply pipe, so the grader can say what happened, and exits. The zygote
-reaps A. The zygote exits when the grader closes the socket.
+exit status onto the socket, so the grader can say what happened, and exits. The zygote
+reaps A. The zygote exits when the grader closes its control socket.
 
 In plain mode A tells the zygote B's pid, and the zygote tells the grader both: there B
 runs as the grader's own user and could kill A, so the grader must be able to end B. On
