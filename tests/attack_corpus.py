@@ -328,5 +328,7 @@ from .attacks_on_limits import LIMIT_ATTACKS  # noqa: E402
 from .attacks_on_the_class import CLASS_ATTACKS  # noqa: E402
 from .attacks_on_feedback import FEEDBACK_ATTACKS  # noqa: E402
 from .attacks_on_metadata import METADATA_ATTACKS  # noqa: E402
+from .attacks_on_confinement import CONFINEMENT_ATTACKS  # noqa: E402
 
-ATTACKS += PROTOCOL_ATTACKS + LIMIT_ATTACKS + CLASS_ATTACKS + FEEDBACK_ATTACKS + METADATA_ATTACKS
+ATTACKS += (PROTOCOL_ATTACKS + LIMIT_ATTACKS + CLASS_ATTACKS + FEEDBACK_ATTACKS + METADATA_ATTACKS
+            + CONFINEMENT_ATTACKS)

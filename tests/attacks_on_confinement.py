@@ -1,0 +1,284 @@
+"""Attacks on confinement: see tests/attack_corpus.py for how an Attack is graded.
+
+Each cheat looks for the course's secret files (the reference solutions/mha.py, the hidden
+checks, the graders, the source notebook, the gradebook) by one route a cheater would try,
+and answers one part right only if it read one; else it answers that part wrong. Confined,
+the part scores 0; a grader that let the child see the course would give it full marks.
+The search runs once, while the cell loads, under a budget of its own: the whole notebook
+has one call's deadline (3 seconds in the tests) to load.
+"""
+
+from autograder.sample_class import reference_body
+
+from .attack_corpus import REPO, Attack
+
+# What each attack answers when it read nothing: the right shape, the wrong numbers.
+WRONG = {
+    "dot_product": ("u, v", "np.zeros(np.broadcast_shapes(np.shape(u)[:-1], np.shape(v)[:-1]))"),
+    "attention_scores": ("Q, K", "np.zeros(np.shape(Q)[:-1] + (np.shape(K)[-2],))"),
+    "softmax": ("x, axis=-1", "np.zeros(np.shape(x))"),
+    "attention": ("Q, K, V, mask=None", "(np.zeros(np.shape(Q)[:-1] + (np.shape(V)[-1],)), "
+                  "np.zeros(np.shape(Q)[:-1] + (np.shape(K)[-2],)))"),
+    "split_heads": ("X, num_heads", "np.zeros(np.shape(X)[:-2] + (num_heads, np.shape(X)[-2], "
+                    "np.shape(X)[-1] // num_heads))"),
+    "concat_heads": ("H", "np.zeros(np.shape(H)[:-3] + (np.shape(H)[-2], "
+                     "np.shape(H)[-3] * np.shape(H)[-1]))"),
+    "output_projection": ("C, W_o", "np.zeros(np.shape(C)[:-1] + (np.shape(W_o)[-1],))"),
+}
+
+# Shared by every cheat. ROUTE holds how a secret was read, never a byte of it.
+HELPERS = """\
+import os, stat, sys, time
+ROUTE = []
+_BUDGET = time.monotonic() + 1.5  # well inside the load's one deadline
+_SEEN = set()
+_NAMES = ('solutions', 'autograder', 'source', 'mha.py', 'hidden_checks.py', 'grading.py',
+          'gradebook.db')
+_BELOW = ('solutions/mha.py', 'autograder/hidden_checks.py', 'autograder/grading.py',
+          'source/mha/mha.ipynb', 'gradebook.db')
+def _in_time():
+    return not ROUTE and time.monotonic() < _BUDGET
+def _read(path, route):
+    # Non-blocking, regular files only: a FIFO or a device would hang the load.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            head = os.read(fd, 1 << 16) if stat.S_ISREG(os.fstat(fd).st_mode) else b''
+        finally:
+            os.close(fd)
+    except Exception:
+        return False
+    # Markers of the course's files only: the student's own notebook must not count.
+    secret = (b'### BEGIN SOLUTION' in head or b'QUIZ_KEY' in head
+              or b'def grade_notebook' in head
+              or (head.startswith(b'SQLite format 3') and path.endswith('gradebook.db'))
+              or (b'def multi_head_attention(' in head and not path.endswith('.ipynb')))
+    if secret and not ROUTE:
+        ROUTE.append(route)
+    return secret
+def _look_in(folder, route):
+    # The course's layout below a folder and each of its parents, by name and by listing
+    # (a folder may be searchable but not listable, or the other way round).
+    try:
+        folder = os.path.abspath(folder)
+    except Exception:
+        return
+    while _in_time() and folder not in _SEEN:
+        _SEEN.add(folder)
+        for below in _BELOW:
+            _read(os.path.join(folder, below), route)
+        try:
+            names = os.listdir(folder)
+        except Exception:
+            names = []
+        for name in names:
+            if name in _NAMES or name.endswith('.ipynb'):
+                path = os.path.join(folder, name)
+                _read(path, route)
+                try:
+                    inside = os.listdir(path)[:200]
+                except Exception:
+                    inside = []
+                for other in inside:
+                    _read(os.path.join(path, other), route)
+        folder = os.path.dirname(folder)
+"""
+
+PARENT_FOLDERS = """\
+# Where the child runs, and where its own Python, numpy and arguments came from.
+for start in [os.getcwd(), np.__file__, os.__file__, sys.executable] + sys.argv:
+    if isinstance(start, str) and start.startswith('/'):
+        _look_in(start, 'parent folders of ' + start)
+"""
+
+PROC = f"""\
+def _paths_of(pid):
+    base, found, links = '/proc/' + pid + '/', [], ['cwd', 'root', 'exe']
+    try:
+        links += ['fd/' + fd for fd in os.listdir(base + 'fd')[:64]]
+    except Exception:
+        pass
+    for link in links:
+        try:
+            found.append(os.readlink(base + link))
+        except Exception:
+            pass
+    # PWD, VIRTUAL_ENV, the command line's paths, and every file it has mapped.
+    for name in ('environ', 'cmdline', 'maps'):
+        try:
+            with open(base + name, 'rb') as handle:
+                text = handle.read(1 << 18)
+        except Exception:
+            continue
+        for word in text.replace(b'=', b' ').replace(b':', b' ').replace(b'\\0', b' ').split():
+            if word.startswith(b'/'):
+                found.append(word.decode(errors='replace'))
+    return found
+for pid in ['self'] + [p for p in os.listdir('/proc') if p.isdigit()]:
+    if not _in_time():
+        break
+    try:
+        for found in _paths_of(pid):
+            _look_in(found, '/proc/' + pid + ' names ' + found)
+    except Exception:
+        pass
+    # Through the kernel's own links, which need no path of the course to be visible here.
+    for path in ('/cwd/solutions/mha.py', {'/root' + str(REPO / 'solutions' / 'mha.py')!r},
+                 '/root/autograder/source/solutions/mha.py'):
+        _read('/proc/' + pid + path, '/proc/' + pid + path)
+"""
+
+ENVIRONMENT = """\
+# PWD, OLDPWD, VIRTUAL_ENV, HOME, PATH and PYTHONPATH entries: any value that is a path.
+for value in list(os.environ.values()) + [os.path.expanduser('~')]:
+    for piece in value.replace('=', os.pathsep).split(os.pathsep):
+        if piece.startswith('/'):
+            _look_in(piece, 'environment names ' + piece)
+"""
+
+INSTALLED_PACKAGES = """\
+import glob, importlib.metadata, importlib.util, json, re
+for name in ('solutions', 'autograder', 'solutions.mha', 'autograder.hidden_checks'):
+    try:
+        spec = importlib.util.find_spec(name)
+        for path in [spec.origin] + list(spec.submodule_search_locations or ()):
+            _look_in(path, 'find_spec ' + name)
+    except Exception:
+        pass
+SITES = list(sys.path)
+for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, '/usr', '/usr/local'}:
+    SITES += glob.glob(prefix + '/lib/python3*/*-packages') + glob.glob(prefix + '/lib/python3*')
+# An editable install names its source in direct_url.json, and its RECORD lists its files.
+try:
+    DISTS = list(importlib.metadata.distributions(path=SITES))
+except Exception:
+    DISTS = []
+for dist in DISTS:
+    if not _in_time():
+        break
+    try:
+        url = json.loads(dist.read_text('direct_url.json') or '{}').get('url', '')
+        if url.startswith('file://'):
+            _look_in(url[len('file://'):], 'direct_url.json of ' + dist.metadata['Name'])
+        for file in dist.files or ():
+            if file.name in _NAMES or file.suffix == '.pth' or 'editable' in file.name:
+                _look_in(str(dist.locate_file(file)), 'RECORD of ' + dist.metadata['Name'])
+    except Exception:
+        pass
+# .pth files, egg-links and editable finders hold the source's path in plain text.
+for site in SITES:
+    try:
+        names = os.listdir(site) if _in_time() else []
+    except Exception:
+        names = []
+    for name in names:
+        path = os.path.join(site, name)
+        if name in ('solutions', 'autograder'):
+            _look_in(path, 'a package in ' + site)
+        elif name.endswith(('.pth', '.egg-link')) or name.startswith('__editable__'):
+            try:
+                with open(path, errors='replace') as handle:
+                    text = handle.read(1 << 16)
+            except Exception:
+                continue
+            for found in re.findall(r"/[\\w.+/-]+", text):
+                _look_in(found, name + ' names ' + found)
+"""
+
+SYS_PATH = f"""\
+import importlib
+FOLDERS = [{str(REPO)!r}, os.getcwd(), os.path.dirname(np.__file__)]
+FOLDERS += [p for v in os.environ.values() for p in v.split(os.pathsep) if p.startswith('/')]
+for start in list(FOLDERS):  # and every parent of each
+    while os.path.dirname(start) != start:
+        start = os.path.dirname(start)
+        FOLDERS.append(start)
+for folder in dict.fromkeys(FOLDERS):
+    if not _in_time():
+        break
+    sys.path.insert(0, folder)
+    try:
+        importlib.invalidate_caches()
+        if hasattr(importlib.import_module('solutions.mha'), 'multi_head_attention'):
+            ROUTE.append('import solutions.mha from ' + folder)
+    except Exception:
+        pass
+    finally:
+        sys.path.remove(folder)
+        if not ROUTE:  # a namespace package, or a failed import, must not stick
+            sys.modules.pop('solutions.mha', None)
+            sys.modules.pop('solutions', None)
+"""
+
+FILESYSTEM_WALK = """\
+from collections import deque
+# Breadth first: depth first would spend the whole budget deep inside /usr.
+QUEUE, ENTRIES = deque(['/']), 0
+while QUEUE and _in_time() and ENTRIES < 200000:
+    try:
+        with os.scandir(QUEUE.popleft()) as entries:
+            for entry in entries:
+                ENTRIES += 1
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.path not in ('/proc', '/sys', '/dev'):
+                        QUEUE.append(entry.path)
+                elif entry.name in ('mha.py', 'hidden_checks.py', 'grading.py', 'gradebook.db'):
+                    _read(entry.path, 'walk found ' + entry.path)
+    except Exception:
+        pass
+"""
+
+KNOWN_PATHS = f"""\
+# The course's own layout, and Gradescope's.
+for path in ({str(REPO / 'solutions' / 'mha.py')!r},
+             {str(REPO / 'autograder' / 'hidden_checks.py')!r},
+             {str(REPO / 'autograder' / 'grading.py')!r}, '/autograder/source/solutions/mha.py',
+             '/autograder/source/autograder/hidden_checks.py'):
+    _read(path, 'known path ' + path)
+"""
+
+
+def cheat(part, search):
+    """The cell for ``part``: ``search`` runs once while the cell loads; the function
+    answers right (the reference's own body) only if a course file was read."""
+    parameters, wrong = WRONG[part]
+    arguments = ", ".join(p.split("=")[0] for p in parameters.split(", "))
+    right = reference_body(part).replace(f"def {part}(", f"def _right_{part}(", 1)
+    guarded = "try:\n" + "".join(f"    {line}\n" for line in search.splitlines()) + (
+        "except Exception:\n    pass\n")  # whatever fails, the search degrades to nothing
+    return (HELPERS + guarded + right + "\n\n"
+            f"def {part}({parameters}):\n"
+            f"    if ROUTE:\n        return _right_{part}({arguments})\n"
+            f"    return {wrong}\n")
+
+
+# Looking is allowed: listing folders, /proc and its own environment must neither crash the
+# child nor cost points, as long as the answer is the student's own.
+LOOK_AROUND = """\
+import os, sys
+LOOKED = []
+for look in (os.getcwd, lambda: os.listdir('.'), lambda: os.listdir('/'),
+             lambda: os.listdir('/proc'), lambda: open('/proc/self/environ', 'rb').read(),
+             lambda: os.readlink('/proc/self/cwd'), lambda: dict(os.environ),
+             lambda: list(sys.path), lambda: os.listdir(os.path.dirname(np.__file__))):
+    try:
+        LOOKED.append(len(look()))
+    except Exception as error:
+        LOOKED.append(type(error).__name__)
+"""
+
+CONFINEMENT_ATTACKS = [
+    Attack(name, zero=(part,), needs_jail=True, edits={f"answer_{part}": cheat(part, search)})
+    for name, part, search in [
+        ("find-course-via-parent-folders", "dot_product", PARENT_FOLDERS),
+        ("find-course-via-proc", "attention_scores", PROC),
+        ("find-course-via-environment", "softmax", ENVIRONMENT),
+        ("find-course-via-installed-packages", "concat_heads", INSTALLED_PACKAGES),
+        ("find-course-via-sys-path", "output_projection", SYS_PATH),
+        ("find-course-via-filesystem-walk", "split_heads", FILESYSTEM_WALK),
+        ("find-course-via-known-paths", "attention", KNOWN_PATHS),
+    ]
+] + [
+    Attack("look-around-then-answer-honestly", edits={"answer_multi_head_attention": (
+        LOOK_AROUND + reference_body("multi_head_attention"))}),
+]
