@@ -112,7 +112,8 @@ def _grade(cells, seed, limits, tampering, language):
             if result.tags:  # diagnosed mistakes, e.g. "split_heads/reshape-without-transpose"
                 tests[-1]["tags"] = list(result.tags)
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
-                 "isolation": student.layers, "tampering": tampering, "language": language,
+                 "isolation": student.layers, "confinement": student.confinement,
+                 "tampering": tampering, "language": language,
                  "style": style_notes(cells, language)}
     return _result(tests, seed, extra)
 

@@ -179,22 +179,30 @@ print(json.dumps({"parts": result["extra_data"]["parts"], "left": left,
 """
 
 
-def grade_plainly(path, **env):
+# The modes in which the child keeps the grader's own uid, and so could leave a cgroup:
+# Landlock alone, and plain (unconfined, accepted).
+SAME_UID_MODES = ["landlock", "plain"]
+
+
+def grade_plainly(path, mode, **env):
     done = subprocess.run(
         [sys.executable, "-c", PLAIN_GRADING, str(path)], capture_output=True,
         text=True, timeout=600, cwd=REPO,
-        env=dict(os.environ, MHAKIT_SANDBOX="plain", MHAKIT_CALL_SECONDS="2", **env))
+        env=dict(os.environ, MHAKIT_SANDBOX=mode, MHAKIT_ALLOW_UNCONFINED="1",
+                 MHAKIT_CALL_SECONDS="2", **env))
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.parametrize("mode", SAME_UID_MODES)
 @pytest.mark.parametrize("cgroup", ["with a cgroup", "without"])
-def test_in_plain_mode_nothing_outlives_grading_or_writes_after_it(tmp_path, cgroup):
+def test_under_the_graders_uid_nothing_outlives_grading_or_writes_after_it(tmp_path, cgroup,
+                                                                          mode):
     if cgroup == "with a cgroup":
         need(CGROUP or os.geteuid() != 0, "cgroup with memory and pids controllers")
     target = tmp_path / "written-after-grading.txt"
     path = notebook(tmp_path, answer_split_heads=outlive(target))
-    seen = grade_plainly(path, **({"MHAKIT_CGROUP": "0"} if cgroup == "without" else {}))
+    seen = grade_plainly(path, mode, **({"MHAKIT_CGROUP": "0"} if cgroup == "without" else {}))
     assert seen["parts"] == expected(("split_heads",)), seen
     assert seen["left"] == [] and seen["left_behind"] == 0, seen
     assert any(layer.startswith("no new processes") for layer in seen["isolation"]), seen
@@ -206,12 +214,13 @@ def test_in_plain_mode_nothing_outlives_grading_or_writes_after_it(tmp_path, cgr
     assert not target.exists(), target.read_text()
 
 
-def test_a_fork_bomb_in_plain_mode_is_contained(tmp_path):
+@pytest.mark.parametrize("mode", SAME_UID_MODES)
+def test_a_fork_bomb_under_the_graders_uid_is_contained(tmp_path, mode):
     bomb = next(attack for attack in ATTACKS if attack.name == "fork-bomb")
     path = tmp_path / "mha.ipynb"
     path.write_bytes(bomb.make())
     before = len(list(Path("/proc").glob("[0-9]*")))
-    seen = grade_plainly(path, MHAKIT_CGROUP="0")
+    seen = grade_plainly(path, mode, MHAKIT_CGROUP="0")
     assert seen["parts"] == expected(bomb.zero), seen
     assert "no new processes (seccomp filter on fork, vfork and clone)" in seen["isolation"] \
         or "no new processes (RLIMIT_NPROC=1)" in seen["isolation"], seen["isolation"]

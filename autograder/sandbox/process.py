@@ -56,22 +56,25 @@ class ChildProcess:
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.to_child = self.from_child = self.channel.fileno()
         fds = (theirs.fileno(), theirs.fileno())
-        jailed = confinement.jail_works(limits)
+        self.mode = confinement.chosen_mode(limits)  # raises Unconfined: refused here
+        spec = confinement.MODES[self.mode]
         self.pidfd, self.uid = None, None  # B, the process that runs student code; its uid
         self.cgroup = cgroups.create(limits.memory_bytes, limits.processes)
-        if jailed:
+        if spec["uid"]:
             self.uid_lease = confinement.UIDS.take()
             self.uid = self.uid_lease.__enter__()
-            where = {"uid": self.uid,
-                     "root": self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))}
-            self.layers = confinement.COMMON_LAYERS + confinement.JAIL_LAYERS
+        if spec["namespaces"]:
+            where = {"root": self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))}
         else:
             where = {"scratch": self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))}
-            self.layers = confinement.COMMON_LAYERS + ["scratch folder (grader's own user)"]
-            self.layers += [f"no jail here: {problem}" for problem in confinement.JAIL_PROBLEM[-1:]]
-        config = confinement.plan("jail" if jailed else "plain", limits, child_environment(),
+            if self.uid is not None:
+                os.chown(where["scratch"], self.uid, self.uid)
+        uid = self.uid if spec["uid"] else os.geteuid() if spec["namespaces"] else None
+        config = confinement.plan(self.mode, limits, child_environment(), uid=uid,
                                   cgroup=self.cgroup, **where)
-        self.layers = self.layers + confinement.process_layers(config, self.cgroup)
+        self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
+        self.layers += [f"not built here: {problem}"
+                        for problem in dict.fromkeys(confinement.PROBLEMS)]
         zygote = Zygote.shared()
         try:
             if zygote is not None:
@@ -83,8 +86,8 @@ class ChildProcess:
                     confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL)
-                # In plain mode the launcher execs the child itself; in the jail it waits.
-                child = self.process.pid if not jailed else None
+                # Without namespaces the launcher execs the child itself; with them it waits.
+                child = self.process.pid if not spec["namespaces"] else None
             if child is not None:
                 try:
                     self.pidfd = os.pidfd_open(child)

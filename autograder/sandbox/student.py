@@ -90,7 +90,7 @@ class IsolatedStudent:
         self.crashes = []
         self.crashed = {}
         self.child = None
-        self._layers = []
+        self._layers, self._mode = [], None
         self._ends = None  # when the submission's wall clock runs out
 
     def __enter__(self):
@@ -107,6 +107,11 @@ class IsolatedStudent:
     @property
     def layers(self):
         return list(self._layers)
+
+    @property
+    def confinement(self):
+        """The mode that confined the child (see confinement.py); None if none started."""
+        return self._mode
 
     def _deadline(self):
         """(deadline, message if it is missed) for the next call, or the load."""
@@ -130,7 +135,7 @@ class IsolatedStudent:
         if len(self.crashes) > self.limits.max_restarts:
             raise CheckFailed(say("crashed-too-often", last=self.crashes[-1]))
         self.child = take_child(self.limits)
-        self._layers = self.child.layers
+        self._layers, self._mode = self.child.layers, self.child.mode
         deadline, too_slow = self._deadline()
         try:
             self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells},

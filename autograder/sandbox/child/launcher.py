@@ -1,20 +1,21 @@
 """Confine a grading child, then become it. Run by the grader as ``python -I -S -c``.
 
-Trusted code, stdlib only. It reads one JSON argument, builds what the child may
-see, drops root and execs the child's interpreter; no student code runs before that.
+Trusted code, stdlib only. It reads one JSON argument (the plan that ../confinement.py
+made), confines itself layer by layer and execs the child's interpreter; no student code
+runs before that. The zygote (zygote.py) runs the same steps in each child it forks.
 
-In "jail" mode (root on Linux) the child gets new mount, PID, network, IPC and UTS
-namespaces. Its root is a small tmpfs that holds read-only binds of /usr, of the
-Python installation and of numpy, and a scratch folder. Course files, the graders and
-the other submissions are not mounted, so they do not exist for it. There is no network
-and it runs under an unprivileged uid of its own, so RLIMIT_NPROC applies.
-In "plain" mode (no root, or no namespaces) it only applies the resource limits.
+Each layer is a file of its own next to this one: namespaces.py (new namespaces and a root
+of the child's own), landlock.py (the kernel's file and network sandbox), identity.py (an
+unprivileged uid, or no capabilities in a user namespace) and seccomp.py (no new
+processes). The plan says which of them this machine can build; whatever the plan asks
+for must hold, or the child does not run.
 
-Before it drops root, the child moves itself into the submission's cgroup when the plan
-names one (see ../cgroups.py): one memory limit and one process limit for everything it
-starts. Without a cgroup, the plan asks for no new processes at all: RLIMIT_NPROC=1 for a
-child that is not root, and a seccomp filter that fails fork, vfork and clone. The
-waiter that stays behind kills the child when it is asked to end (SIGTERM).
+Before it drops its privileges, the child moves itself into the submission's cgroup when
+the plan names one (see ../cgroups.py): one memory limit and one process limit for
+everything it starts. Without a cgroup, the plan asks for no new processes at all:
+RLIMIT_NPROC=1 for a child that is not root, and the seccomp filter. In the namespaces
+the launcher stays behind as a waiter: the child is PID 1 of its own PID namespace, and
+the waiter kills it when it is asked to end (SIGTERM).
 """
 
 import ctypes
@@ -23,65 +24,20 @@ import os
 import resource
 import signal
 import sys
+import types
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 32, 4096, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 38, 22, 2
-# seccomp: the architecture as the kernel reports it, and the numbers of the system calls
-# that make a process or a thread (clone3 is 435 everywhere).
-FORK_CALLS = {"x86_64": (0xC000003E, (56, 57, 58, 435)), "aarch64": (0xC00000B7, (220, 435))}
-
+PR_SET_PDEATHSIG = 1
+LAYERS = ("namespaces", "landlock", "identity", "seccomp")
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def _call(result, what):
-    if result != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"{what}: {os.strerror(errno)}")
-
-
-def mount(source, target, fstype, flags, data=None):
-    _call(LIBC.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
-                     flags, data and data.encode()), f"mount {target}")
-
-
-def bind_read_only(source, target):
-    if os.path.isdir(source):
-        os.makedirs(target, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        open(target, "a").close()
-    mount(source, target, None, MS_BIND | MS_REC)
-    mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
-
-
-def enter_namespaces():
-    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
-    _call(LIBC.unshare(flags), "unshare")
-
-
-def build_jail(config):
-    """A tmpfs root with only what the child needs, then chroot and drop root."""
-    mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below leaks to the host
-    root = config["root"]
-    mount("tmpfs", root, "tmpfs", MS_NOSUID, f"size={config['tmpfs_bytes']},mode=755")
-    for source, inside in config["binds"]:
-        bind_read_only(source, os.path.join(root, inside.lstrip("/")))
-    for link, target in config["links"]:
-        os.symlink(target, os.path.join(root, link))
-    uid = config["uid"]
-    # The one writable folder, also the child's TMPDIR. (No /tmp of its own: the binds may
-    # already have made one, when Python or numpy live under /tmp on the host.)
-    scratch = os.path.join(root, "scratch")
-    os.makedirs(scratch, mode=0o700)
-    os.chown(scratch, uid, uid)
-    os.chdir(root)
-    os.chroot(".")
-    os.chdir("/scratch")
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
+def load_layers(folder):
+    """The layer files, loaded as modules without naming their folder to the child."""
+    for name in LAYERS:
+        module = types.ModuleType(f"mhakit_child_{name}")
+        with open(os.path.join(folder, f"{name}.py"), encoding="utf-8") as handle:
+            exec(compile(handle.read(), f"<mhakit child: {name}>", "exec"), module.__dict__)
+        globals()[name] = module
 
 
 def apply_limits(config):
@@ -98,42 +54,6 @@ def join_cgroup(config):
     for procs in config.get("cgroup_procs") or ():
         with open(procs, "w", encoding="ascii") as handle:
             handle.write("0")
-
-
-def forbid_new_processes():
-    """A seccomp filter: fork, vfork and clone (threads too) fail with EAGAIN, as they
-    would past RLIMIT_NPROC. It holds for root as well, and across exec."""
-    import platform
-    import struct
-
-    arch, calls = FORK_CALLS[platform.machine()]
-    eagain = 0x00050000 | 11  # SECCOMP_RET_ERRNO | EAGAIN
-    allow = 0x7FFF0000
-    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-
-    def op(code, k, jt=0, jf=0):
-        return (code, jt, jf, k)
-
-    program = [op(load, 4), op(jeq, arch, 1, 0), op(ret, eagain),  # another ABI: refused
-               op(load, 0), op(jge, 0x40000000, len(calls) + 1, 0)]  # x32 numbers: refused
-    for index, number in enumerate(calls):
-        program.append(op(jeq, number, len(calls) - index, 0))
-    program += [op(ret, allow), op(ret, eagain)]
-    code = b"".join(struct.pack("HBBI", *row) for row in program)
-    buffer = ctypes.create_string_buffer(code, len(code))
-
-    class Program(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    fprog = Program(len(program), ctypes.addressof(buffer))
-    _call(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    _call(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
-
-
-def confine_processes(config):
-    """After the resource limits: no new processes, when the plan has no cgroup."""
-    if config.get("forbid_new_processes"):
-        forbid_new_processes()
 
 
 def hold_sigterm():
@@ -174,29 +94,49 @@ def die_with_parent():
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def main():
-    config = json.loads(sys.argv[1])
+def enter(config):
+    """In the process that stays behind (the waiter): a session of its own and, when the
+    plan has namespaces, new ones, so that the child it forks next is PID 1 there."""
     die_with_parent()
     os.setsid()
-    if config["mode"] == "jail":
-        # The child becomes PID 1 of a new PID namespace: when it dies, every process
-        # it started dies with it, whatever session or group they moved to.
-        enter_namespaces()
+    if config["namespaces"]:
+        namespaces.enter(user=config["namespaces"] == "user")
+
+
+def confine(config):
+    """In the child, layer by layer, before any student code: every layer the plan names
+    holds when this returns, or it raised."""
+    join_cgroup(config)  # while it may still write to the cgroup's files
+    if config["namespaces"]:
+        namespaces.build_root(config)
+    else:
+        os.chdir(config["scratch"])
+    if config["landlock"]:  # before the uid changes: the rules' paths are opened as the grader
+        landlock.restrict(config["landlock"]["read"], config["landlock"]["write"],
+                          config["landlock"]["abi"])
+    if config["namespaces"] == "user":
+        identity.drop_capabilities()
+    elif config.get("uid") is not None:
+        identity.become(config["uid"], config["uid"])
+    apply_limits(config)
+    if config.get("forbid_new_processes"):
+        seccomp.forbid_new_processes()
+    die_with_parent()  # again: a change of uid clears it
+    # Past the file-size limit a write fails with EFBIG instead of killing the child.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def main():
+    config = json.loads(sys.argv[1])
+    load_layers(config["child_dir"])
+    enter(config)
+    if config["namespaces"]:
         hold_sigterm()
         pid = os.fork()
         if pid:
             wait_and_mirror(pid)
         release_sigterm()
-        join_cgroup(config)
-        build_jail(config)
-    else:
-        join_cgroup(config)
-        os.chdir(config["scratch"])
-    apply_limits(config)
-    confine_processes(config)
-    die_with_parent()
-    # Past the file-size limit a write fails with EFBIG instead of killing the child.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    confine(config)
     os.execve(config["argv"][0], config["argv"], config["env"])
 
 

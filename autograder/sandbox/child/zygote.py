@@ -7,14 +7,14 @@ submission the grader sends it a plan and its end of the child's socket, and it 
 
     zygote ── A (a root-owned waiter) ── B (the child: jailed, then serving the socket)
 
-A enters the new namespaces and forks B, which becomes PID 1 there, moves into the
-submission's cgroup, builds the jail and drops root, then serves. When B ends, A writes B's
+A enters the new namespaces, when the plan has them, and forks B, which becomes PID 1
+there and confines itself layer by layer (launcher.confine), then serves. When B ends, A writes B's
 exit status onto the socket, so the grader can say what happened, and exits. The zygote
 reaps A. The zygote exits when the grader closes its control socket.
 
-In plain mode A tells the zygote B's pid, and the zygote tells the grader both: there B
-runs as the grader's own user and could kill A, so the grader must be able to end B. On
-SIGTERM, A kills B (in the jail, B is PID 1 of its namespace: all it started dies too).
+Without namespaces A tells the zygote B's pid, and the zygote tells the grader both: there
+B may run as the grader's own user and could kill A, so the grader must be able to end B.
+On SIGTERM, A kills B (in the namespaces, B is PID 1 of its own: all it started dies too).
 
 argv: control socket fd, the folder that holds numpy, runtime file, launcher file.
 """
@@ -30,9 +30,10 @@ CONFINEMENT_FAILED = 70  # the child could not be confined; the grader says so
 
 
 def load(path, name):
+    """A module from a file, compiled under a name that does not say where the kit is."""
     module = types.ModuleType(name)
     with open(path, encoding="utf-8") as handle:
-        exec(compile(handle.read(), path, "exec"), module.__dict__)
+        exec(compile(handle.read(), f"<{name}>", "exec"), module.__dict__)
     sys.modules[name] = module
     return module
 
@@ -46,10 +47,7 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
     """Runs in A. Never returns."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # A waits for B itself
-        launcher.die_with_parent()
-        os.setsid()
-        if config["mode"] == "jail":
-            launcher.enter_namespaces()
+        launcher.enter(config)
         launcher.hold_sigterm()
         pid = os.fork()
         if pid:
@@ -66,15 +64,7 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
             if report is not None:
                 os.close(report)
             launcher.release_sigterm()
-            launcher.join_cgroup(config)
-            if config["mode"] == "jail":
-                launcher.build_jail(config)
-            else:
-                os.chdir(config["scratch"])
-            launcher.apply_limits(config)
-            launcher.confine_processes(config)
-            launcher.die_with_parent()
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            launcher.confine(config)
             os.environ.clear()
             os.environ.update(config["env"])
         except BaseException:  # noqa: BLE001 - the grader hears it as exit code 70
@@ -94,9 +84,9 @@ def serve(control, runtime, launcher):
         if not message:
             return  # the grader is gone
         config = json.loads(message)
-        # B's pid matters only in plain mode (in the jail B cannot kill A, and is PID 1 of
-        # its namespace); waiting for it costs a fork's time, so only there.
-        report_r, report_w = os.pipe() if config["mode"] != "jail" else (None, None)
+        # B's pid matters only without namespaces (there B is PID 1 of its namespace and
+        # cannot kill A); waiting for it costs a fork's time, so only there.
+        report_r, report_w = os.pipe() if not config["namespaces"] else (None, None)
         pid = os.fork()
         if pid == 0:
             control.close()
@@ -118,5 +108,7 @@ if __name__ == "__main__":
     sys.path.insert(0, sys.argv[2])
     import numpy  # noqa: F401 - warm: every child starts with numpy imported
 
+    launcher_module = load(sys.argv[4], "mhakit_child_launcher")
+    launcher_module.load_layers(os.path.dirname(sys.argv[4]))
     serve(socket.socket(fileno=int(sys.argv[1])), load(sys.argv[3], "mhakit_child_runtime"),
-          load(sys.argv[4], "mhakit_child_launcher"))
+          launcher_module)
