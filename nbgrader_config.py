@@ -40,6 +40,12 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# Refuse, in one line and before the first submission, to autograde where nothing can hide
+# the course from student code (README: "Where you grade"). allow_unconfined=True grades
+# there anyway, and flags every grade for review.
+from autograder.nbgrader_plugin import confinement_gate  # noqa: E402
+
+c.Autograde.pre_convert_hook = confinement_gate(allow_unconfined=False)
 c.Autograde.autograde_preprocessors = [
     "autograder.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",

@@ -16,6 +16,12 @@ def _grade(args):
     if missing:
         print(f"mhakit grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
+    from .sandbox.confinement import refusal
+
+    refused = refusal(args.allow_unconfined)
+    if refused:
+        print(f"mhakit grade: {refused}", file=sys.stderr)
+        return 2
     if len(paths) == 1 and paths[0].is_file():
         result = grade_notebook(paths[0], seed=args.seed, language=args.language)
         print(json.dumps(result, indent=1, ensure_ascii=False))
@@ -88,6 +94,9 @@ def parser():
                        help="grade on a Dask cluster, e.g. tcp://scheduler:8786")
     grade.add_argument("--fresh", action="store_true",
                        help="regrade everything, even results that still hold")
+    grade.add_argument("--allow-unconfined", action="store_true",
+                       help="grade even where nothing can hide the course from student code "
+                            "(every result is then flagged)")
     grade.add_argument("--gradebook", metavar="COURSE",
                        help="also write the grades into this nbgrader course's gradebook "
                             "and autograded/ folder, as nbgrader autograde does")

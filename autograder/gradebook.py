@@ -140,12 +140,9 @@ def cell_grades(notebook, result):
     from nbformat import from_dict
     from nbgrader import utils
 
-    from .notebook_file import one_line
+    from .grading import needs_review
 
-    extra = result["extra_data"]
-    problems = list(extra.get("tampering") or [])
-    if extra["status"] in ("unreadable", "grading failed"):  # with the one-line reason
-        problems.append(one_line(f"{extra['status']}: {extra.get('error') or '?'}", 300))
+    problems = needs_review(result["extra_data"])
     grades, comments = {}, {}
     for raw in (notebook or {}).get("cells", []):
         meta = raw.get("metadata", {}).get("nbgrader", {})

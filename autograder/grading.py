@@ -118,11 +118,27 @@ def _grade(cells, seed, limits, tampering, language):
     return _result(tests, seed, extra)
 
 
+UNCONFINED_NOTE = "graded unconfined: student code could read the course"
+
+
+def needs_review(extra):
+    """Why a person should look at a grade, one line each (tampering, a failure, grading
+    without confinement); empty when nothing calls for it. Both doors flag these."""
+    from .notebook_file import one_line
+
+    problems = list(extra.get("tampering") or [])
+    if extra.get("status") in ("unreadable", "grading failed"):
+        problems.append(one_line(f"{extra['status']}: {extra.get('error') or '?'}", 300))
+    if extra.get("confinement") == "plain":
+        problems.append(UNCONFINED_NOTE)
+    return problems
+
+
 def _result(tests, seed, extra):
     parts = {part: sum(t["score"] for t in tests if t["name"].startswith(part + ":"))
              for part in PARTS}
     notes = [label for label, key in (("crashes", "crashes"), ("tampering", "tampering"))
-             if extra.get(key)]
+             if extra.get(key)] + (["unconfined"] if extra.get("confinement") == "plain" else [])
     status = "graded" + (f" ({', '.join(notes)})" if notes else "")
     return {
         "score": round(sum(t["score"] for t in tests), 6),

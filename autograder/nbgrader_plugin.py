@@ -17,7 +17,7 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Integer
 
 from .build import build_notebook
-from .grading import grade_cells, language_of, unreadable
+from .grading import grade_cells, language_of, needs_review, unreadable
 from .notebook_file import MAX_NOTEBOOK_BYTES
 from .public.notebook import graded_cells_of, nbgrader_meta
 from .tampering import FLAGS, expected_layout, find_tampering, valid_meta
@@ -103,6 +103,19 @@ class DetectTampering(NbGraderPreprocessor):
                 nb.cells.append(copy.deepcopy(cell))
 
 
+def confinement_gate(allow_unconfined=False):
+    """For ``c.Autograde.pre_convert_hook``: before the first submission is touched, refuse
+    to autograde where nothing can hide the course from student code, in one line. nbgrader
+    logs and ignores a hook's exceptions, so the refusal is a SystemExit."""
+    def refuse_unconfined(**_submission):
+        from .sandbox.confinement import refusal
+
+        refused = refusal(allow_unconfined)
+        if refused:
+            raise SystemExit(f"mha-kit: {refused}")
+    return refuse_unconfined
+
+
 class IsolatedAutograde(NbGraderPreprocessor):
     seed = Integer(None, allow_none=True,
                    help="Seed for the hidden inputs; a fresh one per notebook if unset").tag(config=True)
@@ -123,7 +136,7 @@ class IsolatedAutograde(NbGraderPreprocessor):
             result = grade_cells([(str(cell_id), str(source)) for cell_id, source in cells],
                                  self.seed, tampering=tampering, language=language_of(nb))
         extra = result["extra_data"]
-        resources["mhakit"] = {"tampering": tampering, "status": extra["status"]}
+        resources["mhakit"] = {"review": needs_review(extra)}
         if extra["status"] in ("unreadable", "grading failed"):
             self.log.error("mha-kit could not grade %s: %s", student, extra.get("error"))
         self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student, result["score"],
@@ -143,10 +156,7 @@ class FlagTampering(NbGraderPreprocessor):
     instructor, in formgrader, by flagging the grades for review with a comment."""
 
     def preprocess(self, nb, resources):
-        info = resources.get("mhakit") or {}
-        problems = list(info.get("tampering") or [])
-        if info.get("status") in ("unreadable", "grading failed"):
-            problems.append(info["status"])
+        problems = (resources.get("mhakit") or {}).get("review") or []
         if not problems:
             return nb, resources
         ids = resources["nbgrader"]

@@ -30,7 +30,7 @@ class Attack:
     raw: bytes = None           # the whole file, for files that are not notebooks
     tampering: bool = False
     unreadable: bool = False
-    needs_jail: bool = False    # only safe, or only meaningful, inside the jail
+    needs_confinement: bool = False    # only safe, or only meaningful, inside the jail
 
     def make(self):
         if self.raw is not None:
@@ -156,7 +156,7 @@ ATTACKS = [
             "        except Exception:\n"
             "            pass\n"
             "    return np.zeros(np.shape(Q)[:-1] + (np.shape(K)[-2],))\n")}),
-    Attack("read-course-files", zero=("output_projection",), needs_jail=True, edits={
+    Attack("read-course-files", zero=("output_projection",), needs_confinement=True, edits={
         "answer_output_projection": (
             "import os\n"
             f"SECRETS = [{str(REPO / 'solutions' / 'mha.py')!r}, "
@@ -268,7 +268,7 @@ ATTACKS = [
             "def attention(Q, K, V, mask=None):\n"
             "    hog = [np.ones(1 << 27) for _ in range(1000)]\n"
             "    return hog\n")}),
-    Attack("fork-bomb", zero=("attention_scores",), needs_jail=True, edits={
+    Attack("fork-bomb", zero=("attention_scores",), needs_confinement=True, edits={
         "answer_attention_scores": (
             "import os\n"
             "def attention_scores(Q, K):\n"
@@ -287,7 +287,7 @@ ATTACKS = [
         "            out.write(b'y' * (1 << 20))\n"
         "except OSError:\n"
         "    pass\n",)),
-    Attack("delete-and-rename-files", zero=(), needs_jail=True, extra_cells=(
+    Attack("delete-and-rename-files", zero=(), needs_confinement=True, extra_cells=(
         "import os, shutil\n"
         f"for target in [{str(REPO / 'source')!r}, {str(REPO / 'solutions')!r}, "
         f"{str(REPO / 'nbgrader_config.py')!r}, '..', '/tmp', '/usr/lib']:\n"

@@ -268,7 +268,7 @@ for look in (os.getcwd, lambda: os.listdir('.'), lambda: os.listdir('/'),
 """
 
 CONFINEMENT_ATTACKS = [
-    Attack(name, zero=(part,), needs_jail=True, edits={f"answer_{part}": cheat(part, search)})
+    Attack(name, zero=(part,), needs_confinement=True, edits={f"answer_{part}": cheat(part, search)})
     for name, part, search in [
         ("find-course-via-parent-folders", "dot_product", PARENT_FOLDERS),
         ("find-course-via-proc", "attention_scores", PROC),

@@ -46,7 +46,7 @@ def need(present, what):
         return
     if IN_CI:
         pytest.fail(f"CI runs as root with cgroup v1, but {what} is missing here "
-                    f"(jail: {confinement.JAIL_PROBLEM}, cgroup: {cgroups.PROBLEM})")
+                    f"(modes not built: {confinement.PROBLEMS}, cgroup: {cgroups.PROBLEM})")
     pytest.skip(f"this machine has no {what}")
 
 

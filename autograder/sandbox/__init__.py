@@ -12,9 +12,9 @@ The grader imports this face and nothing else of the package. Inside it:
   grader's and trusts nothing it is sent beyond its own confinement plan.
 """
 
-from .confinement import jail_works
+from .confinement import Unconfined, confined, jail_works
 from .limits import Limits
 from .student import EncodedBatch, IsolatedStudent, Outcome, PlannedCall, deliver
 
 __all__ = ["EncodedBatch", "IsolatedStudent", "Limits", "Outcome", "PlannedCall", "deliver",
-           "jail_works"]
+           "jail_works", "confined", "Unconfined"]

@@ -383,15 +383,17 @@ def chosen_mode(limits):
         return mode
     if sys.platform == "linux" and os.environ.get("MHAKIT_ALLOW_UNCONFINED") != "1":
         raise Unconfined(unconfined_message())
-    if "warned" not in _CHOSEN:
-        _CHOSEN["warned"] = True
+    if os.environ.get("MHAKIT_WARNED") != "1":  # once per run: workers inherit this
+        os.environ["MHAKIT_WARNED"] = "1"
         print(f"mhakit: WARNING: {unconfined_message(accepted=True)}", file=sys.stderr)
     return "plain"
 
 
 def unconfined_message(accepted=False):
-    why = "; ".join(PROBLEMS) or ("the kit has no confinement on this system"
-                                  if sys.platform != "linux" else "no mode was tried")
+    why = "; ".join(dict.fromkeys(PROBLEMS)) or (
+        "MHAKIT_SANDBOX=plain asks for none" if os.environ.get("MHAKIT_SANDBOX") == "plain"
+        else "the kit has no confinement on this system" if sys.platform != "linux"
+        else "no mode was tried")
     if accepted:
         return (f"grading unconfined, student code can read the course ({why}); "
                 "every result is flagged for review")
@@ -400,7 +402,22 @@ def unconfined_message(accepted=False):
             "nbgrader_config.py) to accept the risk; every result is then flagged for review")
 
 
-def jail_works(limits):
+def refusal(allow_unconfined=False, limits=None):
+    """Why grading must not start here (nothing can hide the course from student code),
+    or None. For the doors to ask once, before the first notebook; accepting the risk is
+    passed on to worker processes through the environment."""
+    from .limits import Limits
+
+    if allow_unconfined:
+        os.environ["MHAKIT_ALLOW_UNCONFINED"] = "1"
+    try:
+        chosen_mode(limits or Limits())
+    except Unconfined as refused:
+        return str(refused)
+    return None
+
+
+def confined(limits):
     """Is the child confined here (any mode but plain)? For tests and benchmarks."""
     try:
         return chosen_mode(limits) != "plain"
@@ -408,13 +425,21 @@ def jail_works(limits):
         return False
 
 
+def jail_works(limits):
+    """Is the strongest mode, root's jail, in force here?"""
+    return confined(limits) and chosen_mode(limits) == "jail"
+
+
 def _probe(mode, limits):
     """Start one child in ``mode`` the way a submission's starts; True if it ran numpy
     and reached nothing of the course. Tried twice, in case the machine was only busy."""
     from .process import child_environment
 
+    if mode == "landlock" and not landlock_abi():
+        PROBLEMS.append("landlock: this kernel offers no Landlock")
+        return False
     targets = json.dumps(probe_targets())
-    for _attempt in range(2):
+    for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:
             with _uid_for(mode) as uid:
@@ -433,8 +458,12 @@ def _probe(mode, limits):
                 return False
             problem = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             PROBLEMS.append(f"{mode}: {problem[:200]}")
+            return False
+        except subprocess.TimeoutExpired:
+            PROBLEMS.append(f"{mode}: the probe child did not answer within 60 s")
         except (OSError, subprocess.SubprocessError, RuntimeError) as error:
             PROBLEMS.append(f"{mode}: {type(error).__name__}: {error}")
+            return False
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return False
