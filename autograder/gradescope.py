@@ -3,6 +3,15 @@
 Gradescope unpacks the zip into /autograder/source, runs setup.sh once when it builds
 the image (Ubuntu 22.04, whose Python is 3.10, so setup.sh installs 3.11), and then, for
 each submission, runs run_autograder, which must write /autograder/results/results.json.
+
+The grader confines student code there as anywhere (see sandbox/confinement.py): whatever
+Gradescope's container allows, the child must not read /autograder, the kit installed in
+the venv, or the results. run_autograder names those folders in MHAKIT_HIDE, so that the
+probe checks them and Landlock and the jail leave them out. Gradescope runs everything as
+root in a container that usually forbids namespaces: then the child runs as a uid of its
+own, and where the kernel lacks Landlock too, the file modes that setup.sh and
+run_autograder set are all that hides the course. Where nothing hides it, results.json
+says so, with score 0, instead of grading.
 """
 
 import json
@@ -11,30 +20,72 @@ import zipfile
 from pathlib import Path
 
 from .grading import grade_notebook, title_of, unreadable
+from .notebook_file import one_line
+from .sandbox.confinement import refusal
 
 REPO = Path(__file__).resolve().parent.parent
 TEST_KEYS = ("name", "score", "max_score", "output", "visibility", "tags")
 
+# Both scripts run as root. MHAKIT_AUTOGRADER_ROOT and MHAKIT_PYTHON let the kit's tests
+# run them in a folder laid out like /autograder; the tests also run setup.sh with
+# MHAKIT_SETUP_SKIP_APT=1 and a Python 3.11 of their own in MHAKIT_BASE_PYTHON.
 SETUP_SH = """\
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image.
+# "setup.sh file-modes" sets the file modes only.
 set -euo pipefail
-apt-get update -qq
-apt-get install -y -qq python3.11 python3.11-venv
-python3.11 -m venv /autograder/venv
-/autograder/venv/bin/pip install --quiet "numpy>=1.26" "nbformat==5.11.1" "rich>=13"
-/autograder/venv/bin/pip install --quiet --no-deps /autograder/source
+umask 022
+root="${MHAKIT_AUTOGRADER_ROOT:-/autograder}"
+
+install() {
+    if [ "${MHAKIT_SETUP_SKIP_APT:-}" != 1 ]; then
+        apt-get update -qq
+        apt-get install -y -qq python3.11 python3.11-venv
+    fi
+    "${MHAKIT_BASE_PYTHON:-python3.11}" -m venv "$root/venv"
+    "$root/venv/bin/pip" install --quiet "numpy>=1.26" "nbformat==5.11.1" "rich>=13"
+    "$root/venv/bin/pip" install --quiet --no-deps "$root/source"
+}
+
+file_modes() {
+    # Student code runs as a uid of its own (64000 and up, no groups). Where the kernel
+    # has no Landlock, these modes are all that hides the course from it: it may pass
+    # through $root and read the venv's Python and numpy, and nothing else of $root.
+    local site
+    site=$("$root/venv/bin/python" -I -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    chmod -R a+rX "$root/venv"
+    chmod -R go-rwx "$site/autograder" "$site/solutions" "$site"/mha_kit-*.dist-info
+    mkdir -p "$root/results"
+    chmod 711 "$root"
+    find "$root" -mindepth 1 -maxdepth 1 ! -name venv -exec chmod -R go-rwx {} +
+}
+
+case "${1:-all}" in
+    all) install; file_modes ;;
+    file-modes) file_modes ;;
+    *) echo "usage: setup.sh [file-modes]" >&2; exit 2 ;;
+esac
 """
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
-# Gradescope runs this for each submission. MHAKIT_AUTOGRADER_ROOT and MHAKIT_PYTHON let
-# the kit's tests run it in a folder laid out like /autograder.
+# Gradescope runs this for each submission, as root.
 set -euo pipefail
 root="${MHAKIT_AUTOGRADER_ROOT:-/autograder}"
 python="${MHAKIT_PYTHON:-$root/venv/bin/python}"
-cd "$root/source"
-exec "$python" -m autograder.gradescope "$root"
+# Gradescope writes the submission (and its metadata) afresh for each run: of $root, the
+# uid that runs student code may only pass through to the venv (see setup.sh).
+mkdir -p "$root/results"
+chmod 711 "$root"
+find "$root" -mindepth 1 -maxdepth 1 ! -name venv -exec chmod -R go-rwx {} +
+# The probe checks that a child can neither list nor write these; Landlock and the jail
+# leave them out.
+export MHAKIT_HIDE="$root:$root/source:$root/submission:$root/results${MHAKIT_HIDE:+:$MHAKIT_HIDE}"
+# To grade even where nothing can hide the course from student code (every result is
+# then flagged "unconfined"), uncomment:
+# export MHAKIT_ALLOW_UNCONFINED=1
+cd "$root/source"  # a folder hidden anyway; -I keeps it off sys.path: the venv's kit runs
+exec "$python" -I -m autograder.gradescope "$root"
 """
 
 # What the zip carries: the package and the reference, enough for `pip install`.
@@ -79,19 +130,51 @@ def find_notebook(submission):
 
 
 def run(root):
-    """Grade the one submission under <root>/submission into <root>/results/results.json."""
+    """Grade the one submission under <root>/submission into <root>/results/results.json.
+    Refuses, in results.json, where nothing here can hide the course from student code."""
     root = Path(root)
+    refused = refusal()  # honours MHAKIT_ALLOW_UNCONFINED=1
     notebook = find_notebook(root / "submission")
-    if notebook is None:
+    if refused:
+        result = refused_result(refused)
+    elif notebook is None:
         result = unreadable("no .ipynb file was submitted; upload mha.ipynb")
     else:
         result = grade_notebook(notebook)
-    out = root / "results" / "results.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    return write_results(root, result)
+
+
+def refused_result(refused):
+    """Score 0, and one line for the instructor: why, and how to accept the risk."""
+    result = unreadable(refused)
+    result["extra_data"].update(status="refused", confinement=None, isolation=[])
+    result["output"] = one_line(
+        f"mha-kit refused to grade here: {refused} On Gradescope, uncomment "
+        "`export MHAKIT_ALLOW_UNCONFINED=1` in run_autograder to accept the risk.", None)
+    return result
+
+
+def write_results(root, result):
+    out = Path(root) / "results" / "results.json"
+    out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     out.write_text(json.dumps(for_gradescope(result), indent=1, ensure_ascii=False),
                    encoding="utf-8")
     return out
 
 
+def main(argv):
+    """run_autograder's entry point. Whatever goes wrong, Gradescope gets a results.json
+    that says why in one line, and the exit status 0 that makes it show that."""
+    root = argv[0] if argv else "/autograder"
+    try:
+        run(root)
+    except Exception as error:  # noqa: BLE001 - the line in results.json is the report
+        why = one_line(f"{type(error).__name__}: {error}", None)
+        write_results(root, {"score": 0, "tests": [], "output": f"mha-kit could not grade "
+                             f"this submission: {why}",
+                             "extra_data": {"status": "grading failed", "error": why}})
+    return 0
+
+
 if __name__ == "__main__":
-    run(sys.argv[1] if len(sys.argv) > 1 else "/autograder")
+    sys.exit(main(sys.argv[1:]))
