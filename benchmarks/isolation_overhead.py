@@ -1,40 +1,60 @@
-"""What isolating a submission costs: the jail, the plain plan, and no isolation at all.
+"""What isolating a submission costs, in every confinement mode this machine offers.
 
-One run grades the same N submissions (the 4 bundled sample students, cycled) one after
-another, with a fixed seed, in three modes:
+One run grades the same N submissions (the 4 bundled sample students, cycled) with a
+fixed seed in each mode below:
 
-  1. "jail": ``grade_cells`` as configured on this machine (the jail when it can be
-     built; the layers in force are printed from ``extra_data["isolation"]``);
-  2. "plain": ``grade_cells`` with ``MHAKIT_SANDBOX=plain``, the weaker plan;
-  3. "no isolation", the baseline: the same checks in the same order and with the same
+  1. "jail": the root jail (``MHAKIT_SANDBOX=jail``), the reference of every ratio;
+  2. "userns": the same jail built in a user namespace, without root's privileges;
+  3. "landlock": Landlock alone;
+  4. "uid": root without namespaces, an unprivileged uid of its own. That uid must read
+     the Python it runs, so this mode runs only with a Python outside /root: this one if
+     other uids can read it, else the one given with ``--uid-python`` (it must import
+     numpy and nbformat, e.g. ``python3 -m venv /opt/mhakit-uid`` then
+     ``/opt/mhakit-uid/bin/pip install numpy nbformat``). Otherwise it says why it did
+     not run;
+  5. "plain": no confinement, accepted with ``MHAKIT_ALLOW_UNCONFINED=1``;
+  6. "no isolation", the baseline: the same checks in the same order and with the same
      random inputs, against the student's functions exec'd into a namespace of the
      grading process itself (``InProcessWithStandIns``), with no child process.
 
-Each mode runs in a subprocess of its own (``jail_works()`` caches its answer per
-process, and each mode should start equally cold), grades one warm-up submission, then
-times every submission with time.perf_counter. The table gives seconds per submission
-(median and min), the overhead against no isolation, and each mode's total score. The
-per-submission scores must be the same in all three modes; if they are not, the script
-says so and exits with status 1.
+Each mode is forced with ``MHAKIT_SANDBOX`` and runs in a subprocess of its own (the mode
+is chosen once per process); it grades one warm-up submission, then the parent has
+submission i graded in every mode before submission i + 1 (interleaved, the order of the
+modes turning each round, so that a busy spell of the machine is shared among them), each
+timed with time.perf_counter. The layers in force are printed from each result's
+``extra_data["isolation"]``, and ``extra_data["confinement"]`` must name the forced mode:
+a mode that fell back or failed is reported in capitals. The table gives seconds per
+submission (median and min), the ratio to the root jail and to no isolation, and each
+mode's total score, followed by the issue's target (userns costs at most 1.5 times the
+root jail). The exit status is 1 if per-submission scores differ between modes, or if a
+mode fell back or failed; a mode that this machine cannot run is "not run", with why.
+
+``--bwrap`` adds what a bubblewrap-based child would cost to start: ``bwrap --unshare-all``
+around a fresh interpreter that imports numpy, next to the kit's own child start in userns
+mode (``ChildProcess(Limits())`` and its first round trip, forked from the warm zygote, and
+with ``MHAKIT_ZYGOTE=0``), interleaved, M starts each. It needs ``bwrap`` on PATH (Debian:
+``apt-get install bubblewrap``); the kit itself does not use it.
 
 Run it from the repository root:
 
     .venv/bin/python benchmarks/isolation_overhead.py --submissions 12
+    .venv/bin/python benchmarks/isolation_overhead.py --submissions 12 --bwrap \\
+        --uid-python /opt/mhakit-uid/bin/python
 """
 
 import argparse
 import json
 import os
+import shutil
+import stat
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
 from autograder.grading import grade_cells, ordered_checks, reference_functions
 from autograder.public.framework import InProcessStudent
@@ -42,14 +62,21 @@ from autograder.public.notebook import run_cells
 from autograder.public.runner import run_check
 from autograder.sample_class import sample_answers
 
+# rich is imported only where the parent prints: the uid mode's Python may hold only
+# numpy and nbformat.
+
 # The notebook's answer cells in order, as tests/conftest.py has them (tests/ is not a
 # package the benchmark should depend on).
 ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax",
                 "answer_attention", "answer_split_heads", "answer_concat_heads",
                 "answer_output_projection", "answer_multi_head_attention"] + [
                     f"answer_quiz_{n}" for n in range(1, 7)]
-MODES = {"jail": "jail", "plain": "plain", "none": "no isolation"}
-BASELINE = "none"
+MODES = {"jail": "jail (root)", "userns": "userns (unprivileged)", "landlock": "landlock alone",
+         "uid": "uid (root, no namespaces)", "plain": "plain (accepted unconfined)",
+         "none": "no isolation (baseline)"}
+BASELINE, REFERENCE = "none", "jail"
+TARGET_MODE, TARGET_RATIO = "userns", 1.5
+REPOSITORY = Path(__file__).resolve().parents[1]
 _MISSING = object()  # a contract function the student never defined
 
 
@@ -105,19 +132,22 @@ def submissions(count):
     return chosen
 
 
+# ------------------------------------------------------------ one mode, in its subprocess
+
 def grade_in_process(cells, seed):
-    """The loop of grading._grade, with no child: (score, layers)."""
+    """The loop of grading._grade, with no child: (score, layers, confinement)."""
     student = InProcessWithStandIns(cells, reference_functions())
     score = sum(run_check(chk, student, np.random.default_rng([seed, index])).score
                 for index, chk in ordered_checks())
-    return round(score, 6), student.layers  # rounded as grading._result rounds
+    return round(score, 6), student.layers, "none"  # rounded as grading._result rounds
 
 
 def grade_isolated(cells, seed):
     result = grade_cells(cells, seed=seed)
-    if result["extra_data"]["status"] == "grading failed":
-        raise RuntimeError(f"grading failed: {result['extra_data'].get('error')}")
-    return result["score"], result["extra_data"]["isolation"]
+    extra = result["extra_data"]
+    if extra["status"] == "grading failed":
+        raise RuntimeError(f"grading failed: {extra.get('error')}")
+    return result["score"], extra["isolation"], extra["confinement"]
 
 
 def numpy_changes(before):
@@ -129,28 +159,68 @@ def numpy_changes(before):
     return sorted(k for k in before if now.get(k) is not before[k])
 
 
-def run_mode(mode, count, seed):
-    """In the mode's own subprocess: grade a warm-up, then time every submission."""
+MARK = "@@isolation-overhead "  # on the lines meant for the parent, not a submission's
+
+
+def tell(message):
+    print(MARK + json.dumps(message), flush=True)
+
+
+def serve_mode(mode, count, seed):
+    """In the mode's own subprocess: grade a warm-up, say so, then grade each submission
+    whose index the parent sends on stdin, answering with its seconds and score."""
     grade = grade_in_process if mode == BASELINE else grade_isolated
     numpy_before = dict(vars(np))
     work = submissions(count)
-    _, layers = grade(work[0][1], seed)  # warm-up: imports, the jail probe, caches
-    times, scores = [], []
-    for _, cells in work:
+    try:
+        _, layers, confinement = grade(work[0][1], seed)  # warm-up: imports, probe, zygote
+    except RuntimeError as error:
+        return tell({"error": str(error)})
+    tell({"layers": layers, "confinement": confinement,
+          "python": f"{sys.executable} (Python {sys.version.split()[0]}, numpy {np.__version__})"})
+    for line in sys.stdin:
         start = time.perf_counter()
-        score, layers = grade(cells, seed)
-        times.append(time.perf_counter() - start)
-        scores.append(score)
-    return {"mode": mode, "times": times, "scores": scores, "layers": layers,
-            "total_seconds": sum(times), "total_score": round(sum(scores), 6),
-            "numpy_rebound": numpy_changes(numpy_before)}
+        score, layers, confinement = grade(work[int(line)][1], seed)
+        tell({"seconds": time.perf_counter() - start, "score": score, "layers": layers,
+              "confinement": confinement, "numpy_rebound": numpy_changes(numpy_before)})
+    return None
 
 
-def mode_environment(mode):
+# ------------------------------------------------------------ the parent: start each mode
+
+def others_can_read(path):
+    """Could a uid other than the owner's open ``path`` (every folder above it searchable)?"""
+    path = Path(os.path.realpath(path))
+    return (all(folder.stat().st_mode & stat.S_IXOTH for folder in path.parents)
+            and bool(path.stat().st_mode & stat.S_IROTH))
+
+
+def interpreter_for(mode, args):
+    """(the Python to run ``mode`` with, None) or (None, why it is not run here)."""
+    if mode in ("jail", "uid") and os.geteuid() != 0:
+        return None, "needs root"
+    if mode != "uid":
+        return sys.executable, None
+    if args.uid_python:
+        return args.uid_python, None
+    base = os.path.realpath(sys.base_prefix)
+    if others_can_read(base) and others_can_read(os.path.realpath(sys.executable)):
+        return sys.executable, None
+    return None, (f"its unprivileged uid cannot read this Python ({base}); pass "
+                  "--uid-python with a Python outside /root that has numpy and nbformat")
+
+
+def mode_environment(mode, python):
     env = dict(os.environ)
-    env.pop("MHAKIT_SANDBOX", None)  # "jail" means this machine's normal configuration
+    for name in ("MHAKIT_SANDBOX", "MHAKIT_ALLOW_UNCONFINED", "MHAKIT_WARNED"):
+        env.pop(name, None)  # a forced mode that fails must fail, not run unconfined
+    if mode != BASELINE:
+        env["MHAKIT_SANDBOX"] = mode
     if mode == "plain":
-        env["MHAKIT_SANDBOX"] = "plain"
+        env["MHAKIT_ALLOW_UNCONFINED"] = "1"
+    if python != sys.executable:  # another interpreter: the kit from this checkout
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY),
+                                                          env.get("PYTHONPATH")]))
     # Children get one BLAS thread; give the grader the same in every mode, so that
     # the modes differ by isolation only.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -158,86 +228,375 @@ def mode_environment(mode):
     return env
 
 
-def measure(mode, args):
-    """Run one mode in a fresh subprocess of this script; return its JSON report."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--mode", mode,
-               "--submissions", str(args.submissions), "--seed", str(args.seed)]
-    done = subprocess.run(command, env=mode_environment(mode), capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"mode {mode} failed (exit {done.returncode}):\n{done.stderr}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+class ModeWorker:
+    """The parent's end of one mode's subprocess of this script; ``report`` is what it
+    said: "skipped" or "error" when it has no timings."""
+
+    def __init__(self, mode, args):
+        self.mode, self.process = mode, None
+        python, skipped = interpreter_for(mode, args)
+        self.report = {"mode": mode, "skipped": skipped} if skipped else {"mode": mode}
+        if skipped:
+            return
+        self.errors = tempfile.TemporaryFile("w+")  # a file: a pipe could fill and block it
+        command = [python, str(Path(__file__).resolve()), "--mode", mode,
+                   "--submissions", str(args.submissions), "--seed", str(args.seed)]
+        self.process = subprocess.Popen(
+            command, env=mode_environment(mode, python), cwd=REPOSITORY, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors)
+        ready = self._hear()  # once its warm-up is graded
+        if ready is not None:
+            self.report.update(ready, confinement=[ready["confinement"]], times=[], scores=[])
+
+    def _hear(self):
+        """The worker's next message; None, with the report's "error", if it failed."""
+        for line in self.process.stdout:
+            if line.startswith(MARK):
+                message = json.loads(line[len(MARK):])
+                if "error" not in message:
+                    return message
+                self.report["error"] = message["error"]
+                return None
+        self.errors.seek(0)
+        tail = " | ".join(self.errors.read().strip().splitlines()[-3:])
+        self.report["error"] = f"exit {self.process.wait()}: {tail}"
+        return None
+
+    def running(self):
+        return self.process is not None and "error" not in self.report
+
+    def grade(self, index):
+        self.process.stdin.write(f"{index}\n")
+        self.process.stdin.flush()
+        heard = self._hear()
+        if heard is None:
+            return
+        self.report["times"].append(heard["seconds"])
+        self.report["scores"].append(heard["score"])
+        self.report.update(layers=heard["layers"], numpy_rebound=heard["numpy_rebound"])
+        if heard["confinement"] not in self.report["confinement"]:
+            self.report["confinement"].append(heard["confinement"])
+
+    def finish(self):
+        if self.process is not None:
+            self.process.stdin.close()
+            self.process.wait()
+        if self.report.get("scores"):
+            self.report["total_score"] = round(sum(self.report["scores"]), 6)
+        return self.report
+
+
+def measure(args):
+    """Every mode's report: workers warmed up one after another, then submission i graded
+    in every mode before submission i + 1 (interleaved, the order turning each round)."""
+    from rich.console import Console
+
+    workers = []
+    for mode, label in MODES.items():
+        Console(stderr=True).print(f"{label}: starting, grading its warm-up submission")
+        workers.append(ModeWorker(mode, args))
+    Console(stderr=True).print(f"timing {args.submissions} submissions in each mode")
+    for index in range(args.submissions):
+        turn = index % len(workers)
+        for worker in workers[turn:] + workers[:turn]:
+            if worker.running():
+                worker.grade(index)
+    return {worker.mode: worker.finish() for worker in workers}
+
+
+# ------------------------------------------------------------ the parent: what it prints
+
+def problem_of(mode, data):
+    """Why ``mode`` has no trustworthy timings: None, or (kind, text)."""
+    if "skipped" in data:
+        return "not run", data["skipped"]
+    if "error" in data:
+        return "FAILED", data["error"]
+    if data["confinement"] != [mode]:
+        return "FELL BACK", f"forced {mode}, graded in {', '.join(data['confinement'])}"
+    return None
+
+
+def print_layers(console, reports):
+    """Each mode's layers (extra_data["isolation"]), those of every confined mode once."""
+    ran = {m: d["layers"] for m, d in reports.items()
+           if m != BASELINE and not problem_of(m, d)}
+    common = [layer for layer in next(iter(ran.values()), [])
+              if all(layer in layers for layers in ran.values())] if len(ran) > 1 else []
+    if common:
+        console.print("[bold]layers of every confined mode that ran[/] (plain included):")
+        for layer in common:
+            console.print(f"    - {layer}")
+    for mode, data in reports.items():
+        problem = problem_of(mode, data)
+        if problem:
+            style = "yellow" if problem[0] == "not run" else "bold red"
+            console.print(f"[{style}]{MODES[mode]}: {problem[0]}: {problem[1]}[/]")
+            continue
+        if mode == BASELINE:
+            console.print(f"[bold]{MODES[mode]}[/]: no child, student code runs in the grader")
+            continue
+        own = [layer for layer in data["layers"] if layer not in common]
+        console.print(f"[bold]{MODES[mode]}[/] (extra_data confinement: "
+                      f"{data['confinement'][0]}), and:")
+        for layer in own:
+            console.print(f"    - {layer}")
+
+
+def median_of(reports, mode):
+    data = reports.get(mode, {})
+    return statistics.median(data["times"]) if not problem_of(mode, data) else None
 
 
 def speed_table(reports, count, seed):
-    base = statistics.median(reports[BASELINE]["times"])
+    from rich import box
+    from rich.table import Table
+
+    base, jail = median_of(reports, BASELINE), median_of(reports, REFERENCE)
     table = Table(box=box.SIMPLE_HEAD,
-                  title=f"Grading {count} submissions one after another (seed {seed})")
-    for header in ("mode", "median s / sub", "min s / sub", "overhead ms / sub",
-                   "× no isolation", f"total score ({count} subs)"):
+                  title=f"Grading {count} submissions in every mode, interleaved (seed {seed})")
+    for header in ("mode", "median s / sub", "min s / sub", "× root jail", "× no isolation",
+                   f"total score ({count} subs)"):
         table.add_column(header, justify="left" if header == "mode" else "right")
-    for mode, report in reports.items():
-        median = statistics.median(report["times"])
-        table.add_row(MODES[mode], f"{median:.3f}", f"{min(report['times']):.3f}",
-                      f"{(median - base) * 1000:+.0f}", f"{median / base:.1f}×",
-                      f"{report['total_score']:g}")
+    for mode, data in reports.items():
+        median = median_of(reports, mode)
+        if median is None:
+            table.add_row(MODES[mode], *["—"] * 4, problem_of(mode, data)[0])
+            continue
+        table.add_row(MODES[mode], f"{median:.3f}", f"{min(data['times']):.3f}",
+                      f"{median / jail:.2f}×" if jail else "—",
+                      f"{median / base:.1f}×" if base else "—", f"{data['total_score']:g}")
     return table
 
 
-def scores_agree(reports):
-    """Submission indexes whose score is not the same in every mode."""
-    columns = [report["scores"] for report in reports.values()]
+def target_line(reports):
+    """The issue's target, and whether this run meets it."""
+    said = (f"target: the unprivileged mode ({TARGET_MODE}) costs at most {TARGET_RATIO:g} "
+            "times the root jail per submission")
+    mine, jail = median_of(reports, TARGET_MODE), median_of(reports, REFERENCE)
+    if mine is None or jail is None:
+        return f"[bold red]{said}: NOT MEASURED ({TARGET_MODE} or jail has no timings)[/]"
+    ratio = mine / jail
+    mins = min(reports[TARGET_MODE]["times"]) / min(reports[REFERENCE]["times"])
+    verdict = "[bold green]met[/]" if ratio <= TARGET_RATIO else "[bold red]NOT MET[/]"
+    return (f"{said}: {TARGET_MODE}/jail = {ratio:.2f}× by medians ({mins:.2f}× by minima)"
+            f" — {verdict}")
+
+
+def graded(reports):
+    """The modes that graded every submission, whatever confined them."""
+    return {m: d for m, d in reports.items() if "error" not in d and "skipped" not in d}
+
+
+def scores_differ(reports):
+    """Submission indexes whose score is not the same in every mode that graded them."""
+    columns = [data["scores"] for data in graded(reports).values()]
     return [i for i, row in enumerate(zip(*columns)) if len(set(row)) != 1]
 
 
+def print_scores(console, reports, count):
+    """Say whether every mode gave every submission the same score; True if so."""
+    differing = scores_differ(reports)
+    if not differing:
+        console.print(f"per-submission scores: identical in all {len(graded(reports))} "
+                      "modes that ran")
+        return True
+    labels = [label for label, _ in submissions(count)]
+    console.print("[bold red]PER-SUBMISSION SCORES DIFFER BETWEEN MODES[/]")
+    for i in differing:
+        console.print(f"[red]  {labels[i]}: " + ", ".join(
+            f"{MODES[m]} {d['scores'][i]:g}" for m, d in graded(reports).items()) + "[/]")
+    return False
+
+
 def report(console, reports, args):
-    for mode, data in reports.items():
-        console.print(f"[bold]{MODES[mode]}[/] layers: " + "; ".join(data["layers"]))
-    if reports["jail"]["layers"] == reports["plain"]["layers"]:
-        console.print("[yellow]the jail could not be built here: mode 'jail' ran the plain plan[/]")
+    """Print everything measured; 1 if scores differ or a mode fell back or failed."""
+    print_layers(console, reports)
     console.print(speed_table(reports, args.submissions, args.seed))
-    console.print("(overhead and × use medians; each mode graded one warm-up submission first)")
-    rebound = reports[BASELINE]["numpy_rebound"]
+    console.print("(ratios use medians; each mode graded one warm-up submission first, then "
+                  "submission i in every mode before submission i + 1)")
+    console.print(target_line(reports))
+    pythons = {data["python"] for data in reports.values() if "python" in data}
+    for mode, data in reports.items():
+        if len(pythons) > 1 and "python" in data:
+            console.print(f"python of {MODES[mode]}: {data['python']}")
+    rebound = reports[BASELINE].get("numpy_rebound")
     if rebound:
         names = ", ".join(f"numpy.{name}" for name in rebound)
         console.print(f"note: without isolation, submissions rebound {names} "
                       "in the grading process itself")
-    differing = scores_agree(reports)
-    if not differing:
-        console.print("per-submission scores: identical in all three modes")
-        return 0
-    labels = [label for label, _ in submissions(args.submissions)]
-    console.print("[bold red]PER-SUBMISSION SCORES DIFFER BETWEEN MODES[/]")
-    for i in differing:
-        console.print(f"[red]  {labels[i]}: " + ", ".join(
-            f"{MODES[m]} {r['scores'][i]:g}" for m, r in reports.items()) + "[/]")
-    return 1
+    agree = print_scores(console, reports, args.submissions)
+    problems = {mode: problem_of(mode, data) for mode, data in reports.items()}
+    broken = [mode for mode, problem in problems.items() if problem and problem[0] != "not run"]
+    if broken:
+        console.print(f"[bold red]MODES THAT FELL BACK OR FAILED: {', '.join(broken)}[/]")
+    return 0 if agree and not broken else 1
 
+
+# ------------------------------------------------------------ --bwrap: one child's start
+
+def kit_child_start(limits):
+    """Seconds to start one of the kit's children and have its first answer."""
+    from autograder.sandbox.process import ChildProcess
+
+    start = time.perf_counter()
+    child = ChildProcess(limits)
+    try:
+        child.send({"op": "load", "preamble": "", "cells": []})
+        header, _ = child.receive(time.monotonic() + limits.call_seconds, limit=0)
+        seconds = time.perf_counter() - start
+        if header.get("op") != "loaded" or child.mode != "userns":
+            raise RuntimeError(f"child in mode {child.mode} answered {header}")
+    finally:
+        child.close()
+    return seconds
+
+
+def fresh_command(sandboxed):
+    """A fresh interpreter that imports numpy and says so; in bwrap if ``sandboxed``."""
+    from autograder.sandbox import confinement
+
+    site = confinement.numpy_site()  # the folder that holds numpy only, as the kit's child has
+    code = (f"import sys; sys.path.insert(0, {str(site)!r}); import numpy; "
+            "print('ready', flush=True)")
+    python = [str(confinement.PYTHON_BINARY), "-I", "-S", "-c", code]
+    if not sandboxed:
+        return python
+    command = ["bwrap"]
+    for name in ("bin", "lib", "lib64", "sbin"):  # merged /usr: the loader is under /lib64
+        if Path(f"/{name}").is_symlink():
+            command += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
+    for root in confinement.readable_roots():  # /usr, Python, numpy: what the kit's jail shows
+        command += ["--ro-bind", root, root]
+    return command + ["--dev", "/dev", "--unshare-all", "--die-with-parent", *python]
+
+
+def fresh_start(command):
+    """Seconds from starting ``command`` to its first line; then it is waited for."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    seconds = time.perf_counter() - start
+    _, errors = process.communicate(timeout=60)
+    if line.strip() != "ready":
+        raise RuntimeError(f"{command[0]} failed (exit {process.returncode}): {errors.strip()}")
+    return seconds
+
+
+STARTS = {  # what is timed, by kind
+    "zygote": "kit, userns: fork from the warm zygote (as graded)",
+    "cold": "kit, userns: launcher + fresh interpreter (MHAKIT_ZYGOTE=0)",
+    "bwrap": "bwrap --unshare-all: fresh interpreter + import numpy",
+    "bare": "no sandbox: fresh interpreter + import numpy",
+}
+
+
+def one_start(kind, limits):
+    if kind in ("zygote", "cold"):
+        os.environ["MHAKIT_ZYGOTE"] = "0" if kind == "cold" else "1"
+        return kit_child_start(limits)
+    return fresh_start(fresh_command(sandboxed=kind == "bwrap"))
+
+
+def run_starts(count):
+    """In a subprocess forced to userns: every kind once to warm up, then ``count``
+    rounds, each kind once per round (interleaved). Seconds per start, by kind."""
+    from autograder.sandbox import Limits
+
+    limits, times = Limits(), {kind: [] for kind in STARTS}
+    for kind in STARTS:  # warm-up: the mode's probe, the zygote, the page cache
+        one_start(kind, limits)
+    for _ in range(count):
+        for kind in STARTS:
+            times[kind].append(one_start(kind, limits))
+    return times
+
+
+def measure_starts(args):
+    command = [sys.executable, str(Path(__file__).resolve()), "--starts-only",
+               "--starts", str(args.starts)]
+    done = subprocess.run(command, env=mode_environment("userns", sys.executable),
+                          capture_output=True, text=True, check=False, cwd=REPOSITORY)
+    if done.returncode != 0:
+        raise RuntimeError(f"child starts failed (exit {done.returncode}):\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def starts_table(times, count):
+    from rich import box
+    from rich.table import Table
+
+    zygote = statistics.median(times["zygote"])
+    table = Table(box=box.SIMPLE_HEAD, title=f"One child start to its first answer "
+                  f"({count} starts each, interleaved)")
+    for header in ("child start", "median ms", "min ms", "× kit zygote"):
+        table.add_column(header, justify="left" if header == "child start" else "right")
+    for kind, label in STARTS.items():
+        median = statistics.median(times[kind])
+        table.add_row(label, f"{median * 1000:.1f}", f"{min(times[kind]) * 1000:.1f}",
+                      f"{median / zygote:.1f}×")
+    return table
+
+
+def report_starts(console, args):
+    from rich.console import Console
+
+    if shutil.which("bwrap") is None:
+        console.print("[yellow]--bwrap: bwrap is not on PATH (Debian package bubblewrap): "
+                      "child starts not measured[/]")
+        return 0
+    Console(stderr=True).print(f"timing child starts ({args.starts} of each kind)")
+    try:
+        times = measure_starts(args)
+    except RuntimeError as error:
+        console.print(f"[bold red]CHILD STARTS FAILED: {error}[/]")
+        return 1
+    console.print(starts_table(times, args.starts))
+    console.print("(the kit's start is ChildProcess(Limits()) and one round trip, its close "
+                  "not counted; in grading a spare child is started while the previous "
+                  "submission is graded)")
+    return 0
+
+
+# ------------------------------------------------------------ main
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--submissions", type=int, default=12, metavar="N",
                         help="submissions to grade per mode, cycling the samples (default 12)")
     parser.add_argument("--seed", type=int, default=1, help="grading seed (default 1)")
+    parser.add_argument("--uid-python", metavar="PYTHON",
+                        help="a Python outside /root, with numpy and nbformat, for mode uid")
+    parser.add_argument("--bwrap", action="store_true",
+                        help="also time child starts: bubblewrap against the kit's zygote")
+    parser.add_argument("--starts", type=int, default=20, metavar="M",
+                        help="child starts per kind with --bwrap (default 20)")
     parser.add_argument("--mode", choices=MODES, help=argparse.SUPPRESS)  # internal: one mode
+    parser.add_argument("--starts-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.submissions < 1:
-        parser.error("--submissions must be at least 1")
+    if args.submissions < 1 or args.starts < 1:
+        parser.error("--submissions and --starts must be at least 1")
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
     if args.mode:
-        print(json.dumps(run_mode(args.mode, args.submissions, args.seed)))
+        serve_mode(args.mode, args.submissions, args.seed)
         return 0
-    # rich assumes 80 columns when piped; the table is wider than that.
-    console = Console() if Console().is_terminal else Console(width=120)
-    reports = {}
-    for mode, label in MODES.items():  # one after another, never in parallel
-        Console(stderr=True).print(f"timing {label} ({args.submissions} submissions)")
-        reports[mode] = measure(mode, args)
-    return report(console, reports, args)
+    if args.starts_only:
+        print(json.dumps(run_starts(args.starts)))
+        return 0
+    from rich.console import Console
+
+    # rich assumes 80 columns when piped; the tables and layers are wider than that.
+    console = Console() if Console().is_terminal else Console(width=130)
+    reports = measure(args)
+    status = report(console, reports, args)
+    if args.bwrap:
+        status = max(status, report_starts(console, args))
+    return status
 
 
 if __name__ == "__main__":
