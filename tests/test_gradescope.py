@@ -1,13 +1,23 @@
-"""The Gradescope bundle, run in a folder laid out like Gradescope's /autograder."""
+"""The Gradescope bundle: run in a folder laid out like /autograder, and on a machine like
+Gradescope's, where the container forbids namespaces and the kernel may lack Landlock."""
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
+
+from autograder import gradescope
+from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.sandbox import confinement
+
+from .attack_corpus import ATTACKS, REPO, Attack
+from .attacks_on_confinement import CONFINEMENT_ATTACKS, cheat
 
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 
@@ -33,6 +43,8 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
             text = archive.read(script).decode()
         assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
 
+
+# --- In a folder laid out like /autograder, with the kit's own Python.
 
 def run_autograder(bundle, tmp_path, notebook):
     root = tmp_path / "autograder"
@@ -64,3 +76,342 @@ def test_run_autograder_writes_valid_results(bundle, course, tmp_path, student, 
 def test_no_notebook_gives_zero_and_says_why(bundle, tmp_path):
     result = run_autograder(bundle, tmp_path, None)
     assert result["score"] == 0 and "mha.ipynb" in result["output"]
+
+
+def test_run_autograder_hides_the_autograder_folder_from_the_child(bundle, tmp_path):
+    run_autograder(bundle, tmp_path, None)
+    root = tmp_path / "autograder"
+    assert root.stat().st_mode & 0o777 == 0o711  # others may pass through, not list
+    for name in ("source", "submission", "results"):
+        assert (root / name).stat().st_mode & 0o077 == 0, name
+
+
+FAKE_PYTHON = """\
+#!{python}
+import json, os, sys
+with open(sys.argv[-1] + "/results/results.json", "w") as handle:
+    json.dump({{"argv": sys.argv[1:], "cwd": os.getcwd(), "hide": os.environ["MHAKIT_HIDE"]}},
+              handle)
+"""
+
+
+def test_run_autograder_names_what_to_hide_and_runs_from_a_hidden_folder(bundle, tmp_path):
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+    python = tmp_path / "python"
+    python.write_text(FAKE_PYTHON.format(python=sys.executable))
+    python.chmod(0o755)
+    env = dict(os.environ, MHAKIT_AUTOGRADER_ROOT=str(root), MHAKIT_PYTHON=str(python),
+               MHAKIT_HIDE="/elsewhere")
+    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = read_results(root)
+    assert seen["hide"].split(os.pathsep) == [str(root), str(root / "source"), str(
+        root / "submission"), str(root / "results"), "/elsewhere"]
+    # -I: the kit that runs is the venv's, never the copy in the folder it runs from.
+    assert seen["argv"] == ["-I", "-m", "autograder.gradescope", str(root)]
+    assert seen["cwd"] == str(root / "source")
+
+
+# --- Refusing and failing, in results.json: one line, score 0, exit status 0.
+
+def read_results(root):
+    return json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+
+
+def test_a_refusal_is_one_line_in_results_json(tmp_path, monkeypatch):
+    refused = ("no layer here can hide the course from student code (uid: a probe child "
+               "could read /autograder/venv/x); refusing to grade. Rerun with ...")
+    monkeypatch.setattr(gradescope, "refusal", lambda: refused)
+    (tmp_path / "submission").mkdir()
+    assert gradescope.main([str(tmp_path)]) == 0
+    result = read_results(tmp_path)
+    assert result["score"] == 0 and result["tests"] == []
+    assert result["extra_data"]["status"] == "refused"
+    assert "\n" not in result["output"] and refused in result["output"]
+    assert "export MHAKIT_ALLOW_UNCONFINED=1" in result["output"]
+
+
+def test_a_grader_that_fails_still_writes_results_json(tmp_path, monkeypatch):
+    def broken(root):
+        raise RuntimeError("the disk is full\nsecond line")
+
+    monkeypatch.setattr(gradescope, "run", broken)
+    assert gradescope.main([str(tmp_path)]) == 0
+    result = read_results(tmp_path)
+    assert result["score"] == 0 and result["extra_data"]["status"] == "grading failed"
+    assert result["output"] == ("mha-kit could not grade this submission: "
+                                "RuntimeError: the disk is full second line")
+
+
+# --- On a machine like Gradescope's.
+#
+# The machine is a folder that becomes / in a chroot, inside a mount namespace of its own:
+# the system's /usr and /etc read-only, /dev, /proc, /sys and /run, a fresh /tmp, and
+# /autograder, which holds the only copy of the course. (Copies elsewhere on this machine,
+# the kit's own checkout included, are often world-readable: where only a uid drop hides
+# the course, a child would read those, as it could not on Gradescope.) setup.sh runs
+# there as Gradescope runs it, less apt-get: the venv comes from Debian's Python 3.11.
+# Each grading runs run_autograder there under tests/without_namespaces.py, which forbids
+# namespaces as a container does, and with --no-landlock plays a kernel without Landlock.
+
+BASE_PYTHON = "/usr/bin/python3"
+UIDS_INSIDE = "/tmp/mhakit-uids"  # the uid pool's locks, shared with graders outside
+WRAPPER = "/opt/mhakit-tests"     # tests/without_namespaces.py and the filter it loads
+AN_UNPRIVILEGED_UID = 63999       # below the grader's pool, in no group
+
+ENTER = """\
+set -euo pipefail
+top="$1"; shift
+for dir in usr etc; do
+    mount --rbind "/$dir" "$top/$dir" && mount -o remount,bind,ro "$top/$dir"
+done
+for dir in dev proc sys run {extra}; do mount --rbind "/$dir" "$top/$dir"; done
+mount --bind {uids} "$top{uids_inside}"
+exec chroot "$top" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
+"""
+
+
+def need(reason):
+    """Fail in CI, where everything these tests need is meant to be there; else skip."""
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+class Machine:
+    def __init__(self, top):
+        self.top = top
+        self.root = top / "autograder"
+        self.site = None  # the venv's site-packages, as seen from outside
+        dirs = [name for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+                if Path("/", name).is_dir() and not Path("/", name).is_symlink()]
+        self.enter = ENTER.format(extra=" ".join(dirs), uids=shlex.quote(str(confinement.UID_LOCKS)),
+                                  uids_inside=UIDS_INSIDE)
+        top.chmod(0o755)
+        for name in ("usr", "etc", "dev", "proc", "sys", "run", *dirs, "autograder"):
+            (top / name).mkdir()
+        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            if Path("/", name).is_symlink():
+                (top / name).symlink_to(os.readlink(Path("/", name)))
+        (top / "tmp").mkdir()
+        (top / "tmp").chmod(0o1777)
+        (top / UIDS_INSIDE.lstrip("/")).mkdir(mode=0o700)
+        confinement.UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+        (top / "root").mkdir(mode=0o700)
+        wrapper = top / WRAPPER.lstrip("/")
+        (wrapper / "tests").mkdir(parents=True)
+        (wrapper / "autograder" / "sandbox" / "child").mkdir(parents=True)
+        wrapper.chmod(0o700)
+        shutil.copy(REPO / "tests" / "without_namespaces.py", wrapper / "tests")
+        shutil.copy(REPO / "autograder" / "sandbox" / "child" / "seccomp.py",
+                    wrapper / "autograder" / "sandbox" / "child")
+
+    def run(self, *command, env=None, timeout=600):
+        """Run ``command`` inside, as root, with only ``env`` beyond PATH, HOME and LANG."""
+        assignments = [f"{name}={value}" for name, value in (env or {}).items()]
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "bash",
+                               "-c", self.enter, "enter", str(self.top), *assignments, *command],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def setup(self, bundle):
+        with zipfile.ZipFile(bundle) as archive:
+            archive.extractall(self.root / "source")
+        # pip's settings of this machine (a mirror, a proxy) reach PyPI from inside too.
+        network = {name: value for name, value in os.environ.items()
+                   if name.startswith("PIP_") or name.lower().endswith("_proxy")}
+        done = self.run("bash", "/autograder/source/setup.sh", env=dict(
+            network, MHAKIT_SETUP_SKIP_APT="1", MHAKIT_BASE_PYTHON=BASE_PYTHON))
+        assert done.returncode == 0, done.stdout + done.stderr
+        self.site = next(self.root.glob("venv/lib/python3*/site-packages"))
+
+    def grade(self, notebook, landlock=True, env=None):
+        """Grade one notebook (bytes) as Gradescope would; results.json, as a dict."""
+        shutil.rmtree(self.root / "submission", ignore_errors=True)
+        shutil.rmtree(self.root / "results", ignore_errors=True)
+        (self.root / "submission").mkdir()  # Gradescope's modes: readable by everyone
+        (self.root / "submission" / "mha.ipynb").write_bytes(notebook)
+        flags = [] if landlock else ["--no-landlock"]
+        done = self.run(BASE_PYTHON, f"{WRAPPER}/tests/without_namespaces.py", *flags, "--",
+                        "bash", "/autograder/source/run_autograder", env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return read_results(self.root)
+
+    def remove(self):
+        # The mounts lived in namespaces that ended with each command: what is left are
+        # empty mount points. Never delete through a mount that still shows the system.
+        for name in ("usr", "etc", "dev", "proc", "sys", "run"):
+            assert not any((self.top / name).iterdir()), f"{self.top / name} is not empty"
+        shutil.rmtree(self.top)
+
+
+def machine_is_possible():
+    if sys.platform != "linux" or os.geteuid() != 0:
+        need("a machine like Gradescope's needs root on Linux (CI runs as root)")
+    for tool in ("unshare", "chroot", "mount"):
+        if shutil.which(tool) is None:
+            need(f"{tool} is missing (util-linux, coreutils, mount)")
+    if not Path(BASE_PYTHON).exists():
+        need(f"{BASE_PYTHON} is missing (Debian's python3.11)")
+    version = subprocess.run([BASE_PYTHON, "-c", "import ensurepip, sys; "
+                              "print(sys.version_info >= (3, 11))"], capture_output=True, text=True)
+    if version.stdout.strip() != "True":
+        need(f"{BASE_PYTHON} must be Python 3.11 or later with venv (python3.11-venv): "
+             f"{version.stderr.strip()[-300:]}")
+    if not confinement.SECCOMP_WORKS:
+        need("tests/without_namespaces.py needs seccomp on x86_64 or aarch64")
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "true"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        need(f"no mount namespace here for a machine like Gradescope's: {done.stderr.strip()}")
+
+
+@pytest.fixture(scope="module")
+def machine(bundle, tmp_path_factory):
+    machine_is_possible()
+    built = Machine(tmp_path_factory.mktemp("gradescope-machine"))
+    try:
+        built.setup(bundle)
+        yield built
+    finally:
+        built.remove()
+
+
+FULL = {name: float(sum(points)) for name, points in POINTS.items()}
+FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
+
+GRADESCOPE_PATHS = """\
+import glob
+SITES = glob.glob('/autograder/venv/lib/python3*/site-packages')
+SITES += ['/autograder/venv/lib/python3.11/site-packages']
+for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grading.py',
+             '/autograder/source/autograder/hidden_checks.py'] + [
+        site + below for site in SITES for below in ('/solutions/mha.py',
+                                                     '/autograder/hidden_checks.py')]:
+    _read(path, 'Gradescope path ' + path)
+for folder in ['/autograder/source', '/autograder/results', '/autograder/submission'] + SITES:
+    _look_in(folder, 'Gradescope folder ' + folder)
+"""
+
+OVERWRITE_RESULTS = """\
+import json
+FAKE = json.dumps({'score': 100.0, 'output': 'all tests passed', 'tests': []})
+for path in ('/autograder/results/results.json', '/autograder/results/more.json',
+             '/autograder/submission/results.json'):
+    try:
+        with open(path, 'w') as handle:
+            handle.write(FAKE)
+        ROUTE.append('wrote ' + path)
+    except Exception:
+        pass
+"""
+
+GRADESCOPE_ATTACKS = [
+    Attack("read-gradescope-paths-and-installed-kit", zero=("dot_product",),
+           needs_confinement=True, edits={"answer_dot_product": cheat("dot_product",
+                                                                      GRADESCOPE_PATHS)}),
+    Attack("overwrite-results-json-with-full-marks", zero=("softmax",), needs_confinement=True,
+           edits={"answer_softmax": cheat("softmax", OVERWRITE_RESULTS)}),
+]
+SUBMISSIONS = ([Attack("honest-sample-answers")] + CONFINEMENT_ATTACKS + GRADESCOPE_ATTACKS
+               + [a for a in ATTACKS if a.name == "import-solutions-and-autograder"])
+
+
+def expected_parts(attack):
+    return {part: 0.0 if part in attack.zero else full for part, full in FULL.items()}
+
+
+def landlock_layers(result):
+    return [layer for layer in result["extra_data"]["isolation"] if layer.startswith("Landlock")]
+
+
+@pytest.mark.parametrize("landlock", [True, False], ids=["uid-and-landlock", "uid-alone"])
+@pytest.mark.parametrize("attack", SUBMISSIONS, ids=[a.name for a in SUBMISSIONS])
+def test_without_namespaces_each_submission_scores_as_described(machine, attack, landlock):
+    if landlock and not confinement.landlock_abi():
+        need("this kernel has no Landlock")
+    result = machine.grade(attack.make(), landlock=landlock)
+    extra = result["extra_data"]
+    assert extra["confinement"] == "uid", extra
+    assert "unprivileged uid and gid of its own, no supplementary groups" in extra["isolation"]
+    assert bool(landlock_layers(result)) == landlock, extra["isolation"]
+    # Cheats score 0 on their part; the honest ones full marks. The part of the cheat that
+    # wrote results.json too: what Gradescope reads is the grader's.
+    assert extra["parts"] == expected_parts(attack), extra
+    assert result["score"] == sum(expected_parts(attack).values())
+    assert extra["graders_hash"] and len(result["tests"]) > 10
+    assert sorted(os.listdir(machine.root / "results")) == ["results.json"]
+    assert os.listdir(machine.root / "submission") == ["mha.ipynb"]
+
+
+UNPRIVILEGED_LOOK = """\
+import json, os, sys
+os.setgroups([])
+os.setgid({uid})
+os.setuid({uid})
+SITE = {site!r}
+read, listed, wrote = [], [], []
+for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grading.py',
+             '/autograder/submission/mha.ipynb', '/autograder/results/results.json',
+             SITE + '/solutions/mha.py', SITE + '/autograder/hidden_checks.py',
+             SITE + '/mha_kit-0.1.0.dist-info/RECORD']:
+    try:
+        open(path, 'rb').close()
+        read.append(path)
+    except OSError:
+        pass
+for path in ['/autograder', '/autograder/source', '/autograder/submission',
+             '/autograder/results', SITE + '/autograder', SITE + '/solutions']:
+    try:
+        os.listdir(path)
+        listed.append(path)
+    except OSError:
+        pass
+for folder in ['/autograder', '/autograder/results', '/autograder/submission', SITE]:
+    try:
+        open(folder + '/x', 'w').close()
+        wrote.append(folder)
+    except OSError:
+        pass
+import numpy
+print(json.dumps({{"read": read, "listed": listed, "wrote": wrote, "numpy": numpy.__file__,
+                  "sum": float(numpy.ones(3).sum())}}))
+"""
+
+
+def test_setup_leaves_an_unprivileged_uid_only_python_and_numpy(machine):
+    machine.grade(Attack("honest-sample-answers").make())  # a submission and its results
+    site = "/" + str(machine.site.relative_to(machine.top))
+    done = machine.run("/autograder/venv/bin/python", "-I", "-c",
+                       UNPRIVILEGED_LOOK.format(uid=AN_UNPRIVILEGED_UID, site=site))
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["sum"] == 3.0 and seen["numpy"].startswith(site + "/numpy/")
+    assert seen["read"] == [] and seen["listed"] == [] and seen["wrote"] == []
+
+
+def test_where_nothing_hides_the_course_results_json_says_refused(machine):
+    # As if setup.sh had not set the file modes of the kit in the venv: the uid can read
+    # it, and without Landlock and namespaces nothing else hides it.
+    kit = [machine.site / "autograder", machine.site / "solutions",
+           *machine.site.glob("mha_kit-*.dist-info")]
+    subprocess.run(["chmod", "-R", "o+rX", *map(str, kit)], check=True)
+    try:
+        refused = machine.grade(Attack("honest-sample-answers").make(), landlock=False)
+        accepted = machine.grade(Attack("honest-sample-answers").make(), landlock=False,
+                                 env={"MHAKIT_ALLOW_UNCONFINED": "1"})
+    finally:
+        done = machine.run("bash", "/autograder/source/setup.sh", "file-modes")
+        assert done.returncode == 0, done.stderr
+    assert refused["score"] == 0 and refused["tests"] == []
+    assert refused["extra_data"]["status"] == "refused"
+    assert refused["extra_data"]["error"].startswith("no layer here can hide the course")
+    line = refused["output"]
+    assert "\n" not in line and "Traceback" not in line
+    assert "uid: a probe child could read" in line and "hidden_checks.py" in line
+    assert "export MHAKIT_ALLOW_UNCONFINED=1" in line
+    # Accepting the risk grades, and says so.
+    assert accepted["score"] == 100 and accepted["extra_data"]["confinement"] == "plain"
+    assert "unconfined" in accepted["extra_data"]["status"]
