@@ -149,7 +149,7 @@ def refused_result(refused):
     result = unreadable(refused)
     result["extra_data"].update(status="refused", confinement=None, isolation=[])
     result["output"] = one_line(
-        f"mha-kit refused to grade here: {refused} On Gradescope, uncomment "
+        f"mha-kit refused to grade here: {refused.rstrip('.')}. On Gradescope, uncomment "
         "`export MHAKIT_ALLOW_UNCONFINED=1` in run_autograder to accept the risk.", None)
     return result
 
