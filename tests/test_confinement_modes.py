@@ -1,0 +1,231 @@
+"""Every confinement mode, as an instructor meets it: the attack corpus graded in each.
+
+CI runs as root. The other modes are played here the way a grader meets them:
+- an instructor's own account: an ordinary user (made with useradd) with a venv of its
+  own, made from the system's Python (it cannot enter root's home, where CI's Python is),
+  and its own clone of the kit as the course: user namespaces plus Landlock;
+- a container: root under a seccomp filter that refuses namespaces
+  (tests/without_namespaces.py): an unprivileged uid plus Landlock;
+- an account without user namespaces: the ordinary user under that filter: Landlock alone;
+- nothing at all: that user, and no Landlock either: grading refuses, and with the
+  override it grades and flags every result.
+Each mode grades the whole corpus in one batch through `mhakit grade`; the ordinary user
+also through `nbgrader autograde`, as formgrader runs it on JupyterHub. A test that needs
+what this machine cannot offer fails in CI and skips elsewhere.
+"""
+
+import csv
+import hashlib
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .attack_corpus import ATTACKS, REPO
+from .test_attacks import CALL_SECONDS, expected_parts
+
+USER = "mhakit-instructor"
+HOME = Path("/home") / USER
+OPT = Path("/opt/mhakit-instructor")  # the user's venv: readable by the pool's uids too
+WRAPPER = ["tests/without_namespaces.py", "--"]
+RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"  # util-linux, on every Debian
+pytestmark = pytest.mark.slow
+
+
+def unavailable(why):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must offer this mode, but {why}")
+    pytest.skip(why)
+
+
+def run(command, user=None, timeout=1800, **kwargs):
+    prefix = [RUNUSER, "-u", user, "--"] if user else []
+    return subprocess.run(prefix + command, capture_output=True, text=True, timeout=timeout,
+                          **kwargs)
+
+
+def system_python():
+    """A Python 3.11+ outside root's home, with venv: Debian's, in CI."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        done = subprocess.run([candidate, "-c", "import sys, venv, ensurepip; "
+                               "assert sys.version_info >= (3, 11)"], capture_output=True)
+        if done.returncode == 0:
+            return candidate
+    unavailable("no system Python 3.11+ with venv outside root's home (python3-venv)")
+
+
+@pytest.fixture(scope="session")
+def instructor():
+    """An ordinary user with a clone of the kit as its course and a venv of its own."""
+    if os.geteuid() != 0:
+        unavailable("these modes are played by root (useradd, runuser)")
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        done = run(["useradd", "--create-home", "--shell", "/bin/bash", USER])
+        assert done.returncode == 0, done.stderr
+    course = HOME / "course"
+    shutil.rmtree(course, ignore_errors=True)
+    tracked = run(["git", "ls-files", "-z"], cwd=REPO).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (REPO / name).is_file():
+            (course / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, course / name)
+    run(["chown", "-R", f"{USER}:{USER}", str(course)])
+    venv = OPT / "venv"
+    key = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    if not (OPT / f"installed-{key}").exists():
+        shutil.rmtree(OPT, ignore_errors=True)
+        OPT.mkdir(parents=True)
+        for command in ([system_python(), "-m", "venv", str(venv)],
+                        [str(venv / "bin" / "pip"), "install", "--quiet", str(course)]):
+            done = run(command)
+            assert done.returncode == 0, done.stderr[-3000:]
+        (OPT / f"installed-{key}").touch()
+    # The venv holds the kit next to numpy, as `pip install` leaves it; the grader runs
+    # from the course (python -m puts the working folder first on sys.path).
+    return {"course": course, "python": str(venv / "bin" / "python")}
+
+
+def corpus_folder(root):
+    """The whole corpus as one class, a student per attack."""
+    for attack in ATTACKS:
+        path = root / attack.name / "mha.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(attack.make())
+    return root
+
+
+def grade_corpus(who, python, course, wrapper=(), extra=(), env=None):
+    """`mhakit grade` over the corpus as ``who``; (completed process, results by name)."""
+    out = course / "results"
+    shutil.rmtree(out, ignore_errors=True)
+    folder = corpus_folder(course / "corpus-class") if not (course / "corpus-class").exists() \
+        else course / "corpus-class"
+    run(["chown", "-R", f"{who}:{who}", str(folder)]) if who else None
+    command = [*([python, *wrapper] if wrapper else []), python, "-m", "autograder.cli",
+               "grade", str(folder), "--out", str(out), "--quiet", "--seed", "7", "--fresh",
+               "--jobs", "2", *extra]
+    environment = dict(env or {}, MHAKIT_CALL_SECONDS=CALL_SECONDS, LANG="C.UTF-8",
+                       PATH="/usr/bin:/bin", HOME=str(HOME))
+    done = run(command, user=who, cwd=course, env=environment)
+    results = {}
+    for path in out.glob("*/results.json"):
+        results[path.parent.name] = json.loads(path.read_text(encoding="utf-8"))
+    return done, results
+
+
+def assert_corpus(results, mode, landlock=True):
+    """Every attack scores as the corpus says, each result confined by ``mode``."""
+    wrong = {}
+    for attack in ATTACKS:
+        result = results.get(attack.name)
+        assert result is not None, f"no result for {attack.name}"
+        extra = result["extra_data"]
+        if attack.unreadable:
+            assert extra["status"] == "unreadable" and result["score"] == 0, attack.name
+            continue
+        if extra["parts"] != expected_parts(attack):
+            wrong[attack.name] = extra["parts"]
+        if extra.get("confinement") is not None:  # no child starts for some notebooks
+            assert extra["confinement"] == mode, (attack.name, extra["isolation"])
+            assert any("Landlock (ABI" in layer for layer in extra["isolation"]) == landlock
+    assert not wrong, wrong
+
+
+def test_an_instructors_own_account_gets_user_namespaces_and_landlock(instructor):
+    done, results = grade_corpus(USER, instructor["python"], instructor["course"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_corpus(results, "userns")
+    layers = results["look-around-then-answer-honestly"]["extra_data"]["isolation"]
+    assert "user namespace: the grader's own uid, no capabilities" in layers
+
+
+def test_root_in_a_container_without_namespaces_drops_to_a_uid_with_landlock(instructor):
+    done, results = grade_corpus(None, instructor["python"], instructor["course"],
+                                 wrapper=WRAPPER)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_corpus(results, "uid")
+    layers = results["look-around-then-answer-honestly"]["extra_data"]["isolation"]
+    assert "unprivileged uid and gid of its own, no supplementary groups" in layers
+
+
+def test_an_account_without_user_namespaces_gets_landlock_alone(instructor):
+    done, results = grade_corpus(USER, instructor["python"], instructor["course"],
+                                 wrapper=WRAPPER)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_corpus(results, "landlock")
+    layers = results["look-around-then-answer-honestly"]["extra_data"]["isolation"]
+    assert not any("namespace" in layer for layer in layers)
+
+
+def test_with_no_layer_at_all_grading_refuses_and_the_override_flags_every_result(instructor):
+    wrapper = ["tests/without_namespaces.py", "--no-landlock", "--"]
+    done, results = grade_corpus(USER, instructor["python"], instructor["course"],
+                                 wrapper=wrapper)
+    assert done.returncode == 2 and not results
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--allow-unconfined" in lines[0], done.stderr
+    assert "userns: " in lines[0] and "landlock: " in lines[0]  # what is missing, named
+    done, results = grade_corpus(USER, instructor["python"], instructor["course"],
+                                 wrapper=wrapper, extra=["--allow-unconfined"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("WARNING") == 1
+    readable = [r for r in results.values() if r["extra_data"]["status"] != "unreadable"]
+    assert readable and all(r["extra_data"]["status"].endswith("unconfined)")
+                            or "unconfined" in r["extra_data"]["status"] for r in readable)
+    # Unconfined, the cheats do read the course: this is what the refusal prevents.
+    assert results["find-course-via-known-paths"]["extra_data"]["parts"]["attention"] > 0
+
+
+def nbgrader_env(instructor):
+    return {"PATH": f"{Path(instructor['python']).parent}:/usr/bin:/bin", "HOME": str(HOME),
+            "LANG": "C.UTF-8", "MHAKIT_CALL_SECONDS": CALL_SECONDS}
+
+
+@pytest.fixture(scope="module")
+def nbgrader_course(instructor):
+    """The instructor's course with the corpus submitted and in the gradebook."""
+    course, env = instructor["course"], nbgrader_env(instructor)
+    nbgrader = [instructor["python"], "-m", "nbgrader"]
+    for attack in ATTACKS:
+        path = course / "submitted" / attack.name / "mha" / "mha.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(attack.make())
+    run(["chown", "-R", f"{USER}:{USER}", str(course)])
+    commands = [["db", "assignment", "add", "mha"], ["generate_assignment", "mha", "--force"]]
+    commands += [["db", "student", "add", attack.name] for attack in ATTACKS]
+    for command in commands:
+        done = run(nbgrader + command, user=USER, cwd=course, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+    return {"course": course, "env": env, "nbgrader": nbgrader}
+
+
+def test_nbgrader_autograde_on_an_instructors_account_is_confined(nbgrader_course):
+    course, env, nbgrader = (nbgrader_course[key] for key in ("course", "env", "nbgrader"))
+    done = run(nbgrader + ["autograde", "mha", "--force", "--IsolatedAutograde.seed=7"],
+               user=USER, cwd=course, env=env)
+    exported = run(nbgrader + ["export", "--to", "grades.csv"], user=USER, cwd=course, env=env)
+    assert exported.returncode == 0, exported.stderr[-3000:]
+    with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
+        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
+                  if row["assignment"] == "mha"}
+    expected = {a.name: sum(expected_parts(a).values()) for a in ATTACKS}
+    assert scores == expected, done.stderr[-3000:]
+    assert "user namespace" in done.stderr  # the log names the layers in force
+
+
+def test_nbgrader_autograde_refuses_in_one_line_where_nothing_confines(nbgrader_course, instructor):
+    python = instructor["python"]
+    command = [python, WRAPPER[0], "--no-landlock", "--", python, "-m", "nbgrader",
+               "autograde", "mha", "--force"]
+    done = run(command, user=USER, cwd=nbgrader_course["course"], env=nbgrader_course["env"])
+    assert done.returncode != 0
+    assert done.stderr.count("refusing to grade") == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert not (nbgrader_course["course"] / "autograded").exists() or True
