@@ -123,15 +123,17 @@ def read_results(root):
 
 def test_a_refusal_is_one_line_in_results_json(tmp_path, monkeypatch):
     refused = ("no layer here can hide the course from student code (uid: a probe child "
-               "could read /autograder/venv/x); refusing to grade. Rerun with ...")
+               "could read /autograder/venv/x); refusing to grade. Rerun with --allow-unconfined "
+               "to accept the risk; every result is then flagged for review")
     monkeypatch.setattr(gradescope, "refusal", lambda: refused)
     (tmp_path / "submission").mkdir()
     assert gradescope.main([str(tmp_path)]) == 0
     result = read_results(tmp_path)
     assert result["score"] == 0 and result["tests"] == []
     assert result["extra_data"]["status"] == "refused"
-    assert "\n" not in result["output"] and refused in result["output"]
-    assert "export MHAKIT_ALLOW_UNCONFINED=1" in result["output"]
+    assert result["output"] == (f"mha-kit refused to grade here: {refused}. On Gradescope, "
+                                "uncomment `export MHAKIT_ALLOW_UNCONFINED=1` in "
+                                "run_autograder to accept the risk.")
 
 
 def test_a_grader_that_fails_still_writes_results_json(tmp_path, monkeypatch):
