@@ -457,7 +457,7 @@ def _probe(mode, limits):
                 PROBLEMS.append(f"{mode}: a probe child could {', '.join(seen[:2])}")
                 return False
             problem = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-            PROBLEMS.append(f"{mode}: {problem[:200]}")
+            PROBLEMS.append(f"{mode}: {problem[:200]}{_apparmor_note(mode)}")
             return False
         except subprocess.TimeoutExpired:
             PROBLEMS.append(f"{mode}: the probe child did not answer within 60 s")
@@ -467,6 +467,19 @@ def _probe(mode, limits):
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return False
+
+
+APPARMOR_USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+
+
+def _apparmor_note(mode):
+    """Ubuntu 24.04 and later let AppArmor refuse unprivileged user namespaces."""
+    try:
+        restricted = mode == "userns" and APPARMOR_USERNS.read_text().strip() == "1"
+    except OSError:
+        restricted = False
+    return (" (AppArmor restricts unprivileged user namespaces here: "
+            "kernel.apparmor_restrict_unprivileged_userns=1)") if restricted else ""
 
 
 def _listed_too_much(listed):

@@ -77,7 +77,8 @@ def release_sigterm(child_pid=None):
 
 
 def wait_and_mirror(pid):
-    """The launcher stays behind as a root-owned waiter and exits as the child did."""
+    """The launcher stays behind as the waiter, outside the child's confinement, and exits
+    as the child did."""
     for fd in range(3, 256):  # the child's socket must close when the child dies
         try:
             os.close(fd)

@@ -5,7 +5,7 @@ grader keeps one of these per grading run. It has imported numpy and read the ch
 runtime and the launcher's jail code from their files, and nothing else. For each
 submission the grader sends it a plan and its end of the child's socket, and it forks:
 
-    zygote ── A (a root-owned waiter) ── B (the child: jailed, then serving the socket)
+    zygote ── A (the waiter) ── B (the child: jailed, then serving the socket)
 
 A enters the new namespaces, when the plan has them, and forks B, which becomes PID 1
 there and confines itself layer by layer (launcher.confine), then serves. When B ends, A writes B's
@@ -67,6 +67,7 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
             launcher.confine(config)
             os.environ.clear()
             os.environ.update(config["env"])
+            sys.argv = ["-c"]  # the zygote's arguments name the kit's folders
         except BaseException:  # noqa: BLE001 - the grader hears it as exit code 70
             os._exit(CONFINEMENT_FAILED)
         runtime.Child(rfd, wfd).serve()
