@@ -20,7 +20,8 @@ passes, grading refuses (``Unconfined``) unless the risk is accepted with
 runs student code as the grader's own user, and every result says so. On systems other
 than Linux, where the kit has no layer, plain mode runs with a warning.
 
-``MHAKIT_SANDBOX=<mode>`` tries that one mode only ("plain" included).
+``MHAKIT_SANDBOX=<mode>`` tries that one mode only ("plain" included);
+``MHAKIT_LANDLOCK=0`` leaves Landlock out; ``MHAKIT_HIDE`` names more folders to hide.
 """
 
 import atexit
@@ -304,6 +305,7 @@ def landlock_layers(abi):
     said.append("Landlock: no signals or abstract sockets outside its domain" if abi >= 6
                 else f"Landlock ABI {abi} has no signal scope (ABI 6 has)")
     return said
+
 
 def launcher_command(config, runtime_source, fds=(), extra=()):
     """Start a child afresh: the launcher confines itself, then execs Python on the runtime."""
