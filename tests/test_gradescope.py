@@ -190,10 +190,11 @@ class Machine:
         self.site = None  # the venv's site-packages, as seen from outside
         dirs = [name for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
                 if Path("/", name).is_dir() and not Path("/", name).is_symlink()]
-        self.enter = ENTER.format(extra=" ".join(dirs), uids=shlex.quote(str(confinement.UID_LOCKS)),
-                                  uids_inside=UIDS_INSIDE)
+        self.mount_points = ["usr", "etc", "dev", "proc", "sys", "run", *dirs]
+        self.enter = ENTER.format(extra=" ".join(dirs), uids_inside=UIDS_INSIDE,
+                                  uids=shlex.quote(str(confinement.UID_LOCKS)))
         top.chmod(0o755)
-        for name in ("usr", "etc", "dev", "proc", "sys", "run", *dirs, "autograder"):
+        for name in (*self.mount_points, "autograder"):
             (top / name).mkdir()
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             if Path("/", name).is_symlink():
@@ -244,7 +245,7 @@ class Machine:
     def remove(self):
         # The mounts lived in namespaces that ended with each command: what is left are
         # empty mount points. Never delete through a mount that still shows the system.
-        for name in ("usr", "etc", "dev", "proc", "sys", "run"):
+        for name in self.mount_points:
             assert not any((self.top / name).iterdir()), f"{self.top / name} is not empty"
         shutil.rmtree(self.top)
 
