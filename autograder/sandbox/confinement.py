@@ -357,8 +357,29 @@ def probe_targets():
     solutions = _package_folder("solutions")
     files = [kit / "hidden_checks.py", kit / "grading.py"]
     files += [solutions / "mha.py"] if solutions is not None else []
+    roots = [r.rstrip("/") + "/" for r in readable_roots()]
+    files += [f for folder in course_paths() for f in _some_files(folder)
+              if not any(os.path.realpath(f).startswith(root) for root in roots)]
     folders = [str(p) for p in course_paths()] + [f"/proc/{os.getpid()}/cwd"]
-    return {"read": [str(f) for f in files], "list": folders, "write": folders[:-1]}
+    return {"read": list(dict.fromkeys(map(str, files))), "list": folders,
+            "write": folders[:-1]}
+
+
+def _some_files(folder, count=8):
+    """A few files in a hidden folder and its subfolders: a folder that cannot be listed
+    may still hold files that anyone who knows their names can read."""
+    found, queue = [], [Path(folder)]
+    while queue and len(found) < count:
+        try:
+            entries = sorted(os.scandir(queue.pop(0)), key=lambda e: e.name)[:64]
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False) and len(found) < count:
+                found.append(entry.path)
+            elif entry.is_dir(follow_symlinks=False) and len(queue) < 16:
+                queue.append(Path(entry.path))
+    return found
 
 
 def candidates():
