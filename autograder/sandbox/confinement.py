@@ -170,11 +170,17 @@ def numpy_site():
     return site
 
 
+NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default, in /usr
+
+
 def course_paths():
     """What a child must never read: the kit (graders, hidden checks), the reference, the
-    folder the grader works in, and whatever MHAKIT_HIDE names (os.pathsep between)."""
+    folder the grader works in, nbgrader's default exchange (every student's submission,
+    under /usr, which the child reads), and whatever MHAKIT_HIDE names (os.pathsep
+    between)."""
     kit = Path(__file__).resolve().parents[1]
     paths = [kit, _package_folder("solutions"), Path.cwd()]
+    paths += [NBGRADER_EXCHANGE] if NBGRADER_EXCHANGE.exists() else []
     if any(os.path.realpath(root).startswith(str(Path.cwd().resolve()).rstrip("/") + "/")
            or os.path.realpath(root) == str(Path.cwd().resolve()) for root in ("/usr",)):
         paths.remove(Path.cwd())  # grading from / or /usr: the system itself is not secret
@@ -189,11 +195,14 @@ def _package_folder(name):
 
 
 def without(roots, hidden):
-    """The same files as ``roots``, less every path of ``hidden`` inside one of them: a
-    root that holds a hidden path is replaced by its entries, recursively. (Landlock only
-    grants; a kit installed next to numpy must not be granted with it.)"""
+    """({"read": paths, "list": folders}): the same files as ``roots``, less every path of
+    ``hidden`` inside one of them. Landlock only grants, and a grant holds for a whole
+    tree, so a root that holds a hidden path is replaced by its entries, recursively; the
+    folders so split may only be listed, since Python's importer lists the folders it
+    imports from. (Listing is granted down their trees: the names in a hidden folder
+    inside a root can be listed, never opened.)"""
     hidden = {os.path.realpath(p) for p in hidden}
-    granted = []
+    granted, split = [], []
 
     def grant(path):
         real = os.path.realpath(path)
@@ -206,6 +215,7 @@ def without(roots, hidden):
             entries = sorted(os.listdir(real))
         except OSError:
             return
+        split.append(real)
         for entry in entries:
             grant(os.path.join(real, entry))
 
@@ -213,7 +223,14 @@ def without(roots, hidden):
         # A root inside a hidden folder (numpy in a virtual environment inside the
         # course) is granted alone: the rest of that folder stays hidden.
         grant(root)
-    return list(dict.fromkeys(granted))
+    return {"read": list(dict.fromkeys(granted)), "list": list(dict.fromkeys(split))}
+
+
+def listable(config):
+    """Hidden paths whose names the child may list (see ``without``), for the probe."""
+    split = (config.get("landlock") or {}).get("list") or []
+    return [str(h) for h in course_paths()
+            if any(str(h).startswith(folder.rstrip("/") + "/") for folder in split)]
 
 
 def covered(binds, hidden):
@@ -258,8 +275,9 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
     else:
         config.update(scratch=str(scratch), env=dict(env, HOME=str(scratch), TMPDIR=str(scratch)))
         if abi:
+            grants = without(readable_roots(), course_paths())
             config["landlock"] = {"abi": abi, "write": [str(scratch), "/dev/null"],
-                                  "read": without(readable_roots(), course_paths()) + DEVICES}
+                                  "read": grants["read"] + DEVICES, "list": grants["list"]}
     return config
 
 
@@ -279,6 +297,8 @@ def layers_of(config):
         layers.append("unprivileged uid and gid of its own, no supplementary groups")
     if config["landlock"]:
         layers += landlock_layers(config["landlock"]["abi"])
+        layers += [f"Landlock: the names in {path} can be listed, not opened"
+                   for path in listable(config)]
     if mode == "plain":
         layers.append("UNCONFINED: student code runs as the grader's own user and can read "
                       "what the grader can")
@@ -474,7 +494,8 @@ def _probe(mode, limits):
                 done = subprocess.run(command, capture_output=True, text=True, timeout=60)
             answer = _last_json(done.stdout)
             if done.returncode == 0 and answer.get("sum") == 2.0:
-                seen = list(answer.get("seen") or []) + _listed_too_much(answer.get("listed"))
+                seen = list(answer.get("seen") or []) + _listed_too_much(
+                    answer.get("listed"), skip=listable(config))
                 if not seen:
                     return True
                 PROBLEMS.append(f"{mode}: a probe child could {', '.join(seen[:2])}")
@@ -505,15 +526,17 @@ def _apparmor_note(mode):
             "kernel.apparmor_restrict_unprivileged_userns=1)") if restricted else ""
 
 
-def _listed_too_much(listed):
+def _listed_too_much(listed, skip=()):
     """Folders the probe could list beyond the way down to what the child may read (in
     the jail a bind of numpy inside the course makes the course's folder, holding only
-    that way down)."""
+    that way down), but for those in ``skip``, whose names the plan lets it list."""
     if not isinstance(listed, dict):
         return []
     roots = readable_roots()
     found = []
     for folder, entries in listed.items():
+        if folder in skip:
+            continue
         way = {os.path.relpath(r, folder).split(os.sep)[0] for r in roots
                if str(r).startswith(str(folder).rstrip("/") + "/")}
         if set(map(str, entries if isinstance(entries, list) else [])) - way:

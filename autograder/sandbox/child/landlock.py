@@ -68,16 +68,17 @@ def handled(version):
     return files, network, scopes
 
 
-def restrict(read, write, version):
+def restrict(read, write, version, list_only=()):
     """Restrict this process: read (and execute) below ``read``, write below ``write``,
-    no TCP, no signals out; each as far as ``version`` allows. A path that does not exist
-    is left out; anything else that fails raises, and the child must then not run."""
+    list the folders below ``list_only``, no TCP, no signals out; each as far as
+    ``version`` allows. A path that does not exist is left out; anything else that fails
+    raises, and the child must then not run."""
     files, network, scopes = handled(version)
     attr = RulesetAttr(files, network, scopes)
     size = 8 if version < 4 else 16 if version < 6 else 24  # what older kernels know of it
     ruleset = _check(LIBC.syscall(CREATE_RULESET, ctypes.byref(attr), size, 0), "ruleset")
     try:
-        for paths, rights in ((read, READ), (write, WRITE)):
+        for paths, rights in ((list_only, READ_DIR), (read, READ), (write, WRITE)):
             for path in paths:
                 _add(ruleset, path, rights & files)
         _check(LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")

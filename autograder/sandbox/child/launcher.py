@@ -113,8 +113,8 @@ def confine(config):
     else:
         os.chdir(config["scratch"])
     if config["landlock"]:  # before the uid changes: the rules' paths are opened as the grader
-        landlock.restrict(config["landlock"]["read"], config["landlock"]["write"],
-                          config["landlock"]["abi"])
+        rules = config["landlock"]
+        landlock.restrict(rules["read"], rules["write"], rules["abi"], rules.get("list", ()))
     if config["namespaces"] == "user":
         identity.drop_capabilities()
     elif config.get("uid") is not None:

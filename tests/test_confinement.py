@@ -1,0 +1,172 @@
+"""autograder/sandbox/confinement.py: what a child may read, in each mode this machine
+builds, and what happens to a grade where none can be built.
+
+tests/test_confinement_modes.py plays the modes as an instructor meets them, with the
+whole attack corpus; these tests hold the pieces: the grants, the covers, the refusal.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox import Limits, confinement
+
+from .attack_corpus import ATTACKS
+
+HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
+
+
+def test_a_grant_leaves_out_every_hidden_path_and_keeps_the_rest(tmp_path):
+    for name in ("numpy/core.py", "kit/grading.py", "kit.dist-info/RECORD", "six.py",
+                 "deep/a/secret.txt", "deep/a/b.txt", "deep/c.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    grants = confinement.without([tmp_path], [tmp_path / "kit", tmp_path / "deep/a/secret.txt"])
+    assert sorted(Path(p).relative_to(tmp_path).as_posix() for p in grants["read"]) == [
+        "deep/a/b.txt", "deep/c.txt", "kit.dist-info", "numpy", "six.py"]
+    # The folders split to leave the hidden ones out may only be listed.
+    assert grants["list"] == [str(tmp_path), str(tmp_path / "deep"), str(tmp_path / "deep/a")]
+    # A root inside a hidden folder (numpy in a venv inside the course) is granted alone.
+    assert confinement.without([tmp_path / "numpy"], [tmp_path]) == {
+        "read": [str(tmp_path / "numpy")], "list": []}
+
+
+def test_only_hidden_paths_that_a_bind_would_show_are_covered():
+    binds = [("/usr", "/usr"), ("/opt/py", "/opt/py")]
+    assert confinement.covered(binds, [Path("/usr/lib/kit"), Path("/home/course"),
+                                       Path("/opt/python")]) == ["/usr/lib/kit"]
+
+
+CHILD_READS = """
+import json, sys
+from autograder.sandbox import Limits, confinement
+from autograder.sandbox.process import child_environment
+import tempfile, subprocess
+mode = confinement.chosen_mode(Limits())
+folder = tempfile.mkdtemp()
+uid = None
+with confinement._uid_for(mode) as uid:
+    where = {"root": folder} if confinement.MODES[mode]["namespaces"] else {"scratch": folder}
+    if uid is not None and not confinement.MODES[mode]["namespaces"]:
+        import os
+        os.chown(folder, uid, uid)
+    config = confinement.plan(mode, Limits(), child_environment(), uid=uid, **where)
+    script = '''
+import json, sys
+seen = {}
+for path in json.loads(sys.argv[-2]):
+    try:
+        with open(path, "rb") as handle:
+            seen[path] = len(handle.read(10)) > 0
+    except OSError:
+        seen[path] = False
+print(json.dumps(seen))
+'''
+    done = subprocess.run(confinement.launcher_command(config, script, extra=[sys.argv[1]]),
+                          capture_output=True, text=True, timeout=120)
+import shutil
+shutil.rmtree(folder, ignore_errors=True)
+print(json.dumps({"mode": mode, "seen": json.loads(done.stdout or "{}"), "err": done.stderr}))
+"""
+
+
+@pytest.mark.parametrize("mode", ["jail", "userns", "landlock"])
+def test_a_hidden_folder_inside_what_the_child_reads_stays_hidden(mode):
+    """As a kit installed next to Python would be: here a stdlib folder, hidden with
+    MHAKIT_HIDE, must not open in the child, while the rest of the stdlib does."""
+    stdlib = Path(os.__file__).resolve().parent
+    hidden, kept = stdlib / "email", stdlib / "json" / "__init__.py"
+    paths = [str(hidden / "__init__.py"), str(kept)]
+    done = subprocess.run([sys.executable, "-c", CHILD_READS, json.dumps(paths)],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, MHAKIT_SANDBOX=mode, MHAKIT_HIDE=str(hidden)))
+    if done.returncode != 0 and "Unconfined" in done.stderr and not os.environ.get("CI"):
+        pytest.skip(f"this machine cannot build {mode}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = json.loads(done.stdout)
+    assert answer["mode"] == mode
+    assert answer["seen"] == {paths[0]: False, paths[1]: True}, answer["err"][-2000:]
+
+
+def test_elsewhere_than_linux_plain_mode_warns_once_per_run():
+    script = ("import sys; from autograder.sandbox import Limits, confinement; "
+              "sys.platform = 'darwin'; "
+              "print(confinement.chosen_mode(Limits()), confinement.chosen_mode(Limits()))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MHAKIT_")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["plain", "plain"]
+    assert done.stderr.count("WARNING") == 1 and "no confinement on this system" in done.stderr
+
+
+def unconfined_course(course, tmp_path):
+    """A copy of the course that grades unconfined, by its nbgrader_config.py's setting."""
+    root = tmp_path / "course"
+    for name in ("source", "assignments"):
+        shutil.copytree(course / name, root / name)
+    shutil.copy(course / "gradebook.db", root / "gradebook.db")
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "confinement_gate(allow_unconfined=False)" in config
+    (root / "nbgrader_config.py").write_text(
+        config.replace("allow_unconfined=False", "allow_unconfined=True"), encoding="utf-8")
+    target = root / "submitted" / "honest" / "mha" / "mha.ipynb"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(HONEST.make())
+    return root
+
+
+def flags(gradebook_db, student):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{gradebook_db}") as gradebook:
+        notebook = gradebook.find_submission("mha", student).notebooks[0]
+        flagged = [g.name for g in notebook.grades if g.needs_manual_grade
+                   and g.name.startswith("test_")]
+        comments = " ".join(c.auto_comment or "" for c in notebook.comments)
+    return flagged, comments
+
+
+@pytest.mark.slow
+def test_an_unconfined_grade_is_flagged_in_nbgraders_gradebook(course, tmp_path):
+    root = unconfined_course(course, tmp_path)
+    env = dict(os.environ, MHAKIT_SANDBOX="plain",
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    env.pop("MHAKIT_ALLOW_UNCONFINED", None)  # the course's own setting must accept the risk
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    for command in (["db", "student", "add", "honest"], ["autograde", "mha", "--force"]):
+        done = subprocess.run(nbgrader + command, cwd=root, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+    flagged, comments = flags(root / "gradebook.db", "honest")
+    assert flagged and "graded unconfined" in comments
+    # The same course, refused: the gate's setting is what let it through.
+    config = root / "nbgrader_config.py"
+    config.write_text(config.read_text().replace("allow_unconfined=True",
+                                                 "allow_unconfined=False"))
+    done = subprocess.run(nbgrader + ["autograde", "mha", "--force"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0 and done.stderr.count("refusing to grade") == 1, done.stderr
+
+
+@pytest.mark.slow
+def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, tmp_path):
+    root = unconfined_course(course, tmp_path)
+    env = dict(os.environ, MHAKIT_SANDBOX="plain")
+    env.pop("MHAKIT_ALLOW_UNCONFINED", None)
+    subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "honest"],
+                   cwd=root, env=env, capture_output=True, timeout=600, check=True)
+    command = [sys.executable, "-m", "autograder.cli", "grade", str(root / "submitted"),
+               "--gradebook", str(root), "--out", str(tmp_path / "out"), "--quiet"]
+    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "--allow-unconfined" in refused.stderr
+    done = subprocess.run(command + ["--allow-unconfined"], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    flagged, comments = flags(root / "gradebook.db", "honest")
+    assert flagged and "graded unconfined" in comments
