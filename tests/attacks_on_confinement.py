@@ -237,6 +237,33 @@ for path in ({str(REPO / 'solutions' / 'mha.py')!r},
     _read(path, 'known path ' + path)
 """
 
+# Out of the root it was given: a user namespace of its own would bring back the
+# capabilities to chroot and mount; then the classic escape (chroot into a subfolder
+# while the working folder stays outside, and walk up) and a fresh /proc. The kernel
+# refuses a user namespace to a chrooted process, and Landlock refuses mounts and opens
+# outside its grants; each attempt is tried on its own.
+ESCAPE = f"""\
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.unshare(0x10000000 | 0x20000)  # a user and a mount namespace
+try:
+    os.makedirs('escape', exist_ok=True)
+    os.chroot('escape')
+    for _ in range(64):
+        os.chdir('..')
+    os.chroot('.')
+except Exception:
+    pass
+try:
+    os.makedirs('/tmp/proc-again', exist_ok=True)
+    _libc.mount(b'proc', b'/tmp/proc-again', b'proc', 0, None)
+except Exception:
+    pass
+for path in ({str(REPO / 'solutions' / 'mha.py')!r}, '/autograder/source/solutions/mha.py',
+             '/tmp/proc-again/1/root' + {str(REPO / 'solutions' / 'mha.py')!r}):
+    _read(path, 'escaped to ' + path)
+"""
+
 
 def cheat(part, search):
     """The cell for ``part``: ``search`` runs once while the cell loads; the function
@@ -277,6 +304,7 @@ CONFINEMENT_ATTACKS = [
         ("find-course-via-sys-path", "output_projection", SYS_PATH),
         ("find-course-via-filesystem-walk", "split_heads", FILESYSTEM_WALK),
         ("find-course-via-known-paths", "attention", KNOWN_PATHS),
+        ("escape-the-root-through-a-user-namespace", "softmax", ESCAPE),
     ]
 ] + [
     Attack("look-around-then-answer-honestly", edits={"answer_multi_head_attention": (
