@@ -264,6 +264,17 @@ for path in ({str(REPO / 'solutions' / 'mha.py')!r}, '/autograder/source/solutio
     _read(path, 'escaped to ' + path)
 """
 
+# Any capability left (root's, or a user namespace's) would undo the other layers: one
+# CAP_SYS_MODULE loads a kernel module from memory. Counts as found if any is held.
+CAPABILITIES = """\
+import ctypes
+class _Header(ctypes.Structure):
+    _fields_ = [('version', ctypes.c_uint32), ('pid', ctypes.c_int)]
+_held = (ctypes.c_uint32 * 6)()
+if ctypes.CDLL(None).capget(ctypes.byref(_Header(0x20080522, 0)), _held) == 0 and any(_held):
+    ROUTE.append('holds capabilities %s' % list(_held))
+"""
+
 
 def cheat(part, search):
     """The cell for ``part``: ``search`` runs once while the cell loads; the function
@@ -305,6 +316,7 @@ CONFINEMENT_ATTACKS = [
         ("find-course-via-filesystem-walk", "split_heads", FILESYSTEM_WALK),
         ("find-course-via-known-paths", "attention", KNOWN_PATHS),
         ("escape-the-root-through-a-user-namespace", "softmax", ESCAPE),
+        ("hold-a-capability", "split_heads", CAPABILITIES),
     ]
 ] + [
     Attack("look-around-then-answer-honestly", edits={"answer_multi_head_attention": (

@@ -9,7 +9,9 @@ Modes, strongest first (each layer is a file of its own in child/):
   user's uid but no capabilities. (Ubuntu 24.04 and later restrict these through AppArmor.)
 - "uid": root that cannot make namespaces (a container): an unprivileged uid and gid of
   its own, no supplementary groups.
-- "landlock": an ordinary user without user namespaces: Landlock alone.
+- "landlock": Landlock alone, for an ordinary user without user namespaces, or for root
+  whose Python an unprivileged uid cannot read (root then keeps its uid, without any
+  capability).
 
 Landlock (see child/landlock.py) is added to every mode where the kernel has it, so that
 it holds on its own when another layer cannot be built. A mode counts only if a probe
@@ -261,7 +263,11 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
     config = {"mode": mode, "namespaces": spec["namespaces"], "child_dir": str(CHILD_DIR),
               "cgroup_procs": cgroup.procs_files if cgroup is not None else [],
               "forbid_new_processes": alone and SECCOMP_WORKS, "landlock": None,
-              "uid": uid, "limits": rlimits, "env": env}
+              "uid": uid, "limits": rlimits, "env": env,
+              # Root that keeps its uid (Landlock alone) must lose its capabilities: with
+              # them it could load a kernel module from memory, past every other layer.
+              "drop_capabilities": spec["namespaces"] == "user" or (
+                  not spec["uid"] and os.geteuid() == 0)}
     if spec["uid"] or os.geteuid() != 0:  # root ignores RLIMIT_NPROC; seccomp holds for it
         rlimits["nproc"] = 1 if alone else limits.processes
     abi = landlock_abi() if mode != "plain" else 0
@@ -295,10 +301,17 @@ def layers_of(config):
                    "scratch folder on a size-limited tmpfs"]
     if MODES[mode]["uid"]:
         layers.append("unprivileged uid and gid of its own, no supplementary groups")
+    elif config["drop_capabilities"] and not config["namespaces"]:
+        layers.append("the grader's uid (root) without any capability")
     if config["landlock"]:
         layers += landlock_layers(config["landlock"]["abi"])
         layers += [f"Landlock: the names in {path} can be listed, not opened"
                    for path in listable(config)]
+    facts = PROBED.get(mode)
+    if facts:
+        layers.append("probed: the child " + ", ".join(
+            ("could" if facts.get(key) else "could not") + what for key, what in
+            (("tcp", " bind a TCP socket"), ("signal", " signal the grader"))))
     if mode == "plain":
         layers.append("UNCONFINED: student code runs as the grader's own user and can read "
                       "what the grader can")
@@ -340,7 +353,7 @@ class Unconfined(RuntimeError):
 
 
 PROBE = """\
-import json, os, sys
+import json, os, socket, sys
 sys.path.insert(0, sys.argv[-1])
 import numpy
 secrets = json.loads(sys.argv[-2])
@@ -366,7 +379,20 @@ for folder in secrets["write"]:
         seen.append("wrote in " + folder)
     except OSError:
         pass
-print(json.dumps({"sum": float(numpy.ones(2).sum()), "seen": seen, "listed": listed}))
+facts = {}
+try:  # what the network layers say: no TCP socket of its own
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+    facts["tcp"] = True
+except OSError:
+    facts["tcp"] = False
+try:  # and what the uid, the PID namespace or Landlock's scope say: no signal out
+    os.kill(secrets["grader"], 0)
+    facts["signal"] = True
+except OSError:
+    facts["signal"] = False
+print(json.dumps({"sum": float(numpy.ones(2).sum()), "seen": seen, "listed": listed,
+                  "facts": facts}))
 """
 
 
@@ -381,7 +407,7 @@ def probe_targets():
     files += [f for folder in course_paths() for f in _some_files(folder)
               if not any(os.path.realpath(f).startswith(root) for root in roots)]
     folders = [str(p) for p in course_paths()] + [f"/proc/{os.getpid()}/cwd"]
-    return {"read": list(dict.fromkeys(map(str, files))), "list": folders,
+    return {"grader": os.getpid(), "read": list(dict.fromkeys(map(str, files))), "list": folders,
             "write": folders[:-1]}
 
 
@@ -408,11 +434,12 @@ def candidates():
         return [forced] if forced in MODES else []
     if sys.platform != "linux":
         return []
-    return ["jail", "userns", "uid"] if os.geteuid() == 0 else ["userns", "landlock"]
+    return ["jail", "userns", "uid", "landlock"] if os.geteuid() == 0 else ["userns", "landlock"]
 
 
 _CHOSEN = {}
 PROBLEMS = []  # why each stronger mode did not count here
+PROBED = {}  # mode: what its probe child could still do (bind TCP, signal the grader)
 
 
 def chosen_mode(limits):
@@ -497,6 +524,7 @@ def _probe(mode, limits):
                 seen = list(answer.get("seen") or []) + _listed_too_much(
                     answer.get("listed"), skip=listable(config))
                 if not seen:
+                    PROBED[mode] = answer.get("facts") or {}
                     return True
                 PROBLEMS.append(f"{mode}: a probe child could {', '.join(seen[:2])}")
                 return False

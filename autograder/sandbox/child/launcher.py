@@ -115,7 +115,7 @@ def confine(config):
     if config["landlock"]:  # before the uid changes: the rules' paths are opened as the grader
         rules = config["landlock"]
         landlock.restrict(rules["read"], rules["write"], rules["abi"], rules.get("list", ()))
-    if config["namespaces"] == "user":
+    if config["drop_capabilities"]:
         identity.drop_capabilities()
     elif config.get("uid") is not None:
         identity.become(config["uid"], config["uid"])
