@@ -404,16 +404,17 @@ def probe_targets():
     files = [kit / "hidden_checks.py", kit / "grading.py"]
     files += [solutions / "mha.py"] if solutions is not None else []
     roots = [r.rstrip("/") + "/" for r in readable_roots()]
-    files += [f for folder in course_paths() for f in _some_files(folder)
-              if not any(os.path.realpath(f).startswith(root) for root in roots)]
+    files += [f for folder in course_paths() for f in _some_files(folder, roots)]
     folders = [str(p) for p in course_paths()] + [f"/proc/{os.getpid()}/cwd"]
     return {"grader": os.getpid(), "read": list(dict.fromkeys(map(str, files))), "list": folders,
             "write": folders[:-1]}
 
 
-def _some_files(folder, count=8):
+def _some_files(folder, roots, count=8):
     """A few files in a hidden folder and its subfolders: a folder that cannot be listed
-    may still hold files that anyone who knows their names can read."""
+    may still hold files that anyone who knows their names can read. Not those on the way
+    to what the child reads (``roots``, each ending in "/"): a virtual environment inside
+    the hidden folder, whose numpy the child needs, is meant to stay readable."""
     found, queue = [], [Path(folder)]
     while queue and len(found) < count:
         try:
@@ -421,6 +422,9 @@ def _some_files(folder, count=8):
         except OSError:
             continue
         for entry in entries:
+            real = os.path.realpath(entry.path) + "/"
+            if any(real.startswith(root) or root.startswith(real) for root in roots):
+                continue
             if entry.is_file(follow_symlinks=False) and len(found) < count:
                 found.append(entry.path)
             elif entry.is_dir(follow_symlinks=False) and len(queue) < 16:
