@@ -327,7 +327,8 @@ class Zygote:
 
 _SPARE = {"key": None, "child": None}
 _SPARE_LOCK = threading.Lock()
-_KNOBS = ("MHAKIT_SANDBOX", "MHAKIT_CGROUP", "MHAKIT_ZYGOTE", "PATH")
+_KNOBS = ("MHAKIT_SANDBOX", "MHAKIT_CGROUP", "MHAKIT_ZYGOTE", "MHAKIT_HIDE", "MHAKIT_LANDLOCK",
+          "PATH")
 
 
 def take_child(limits):
