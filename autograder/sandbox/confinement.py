@@ -180,12 +180,11 @@ def course_paths():
     folder the grader works in, nbgrader's default exchange (every student's submission,
     under /usr, which the child reads), and whatever MHAKIT_HIDE names (os.pathsep
     between)."""
-    kit = Path(__file__).resolve().parents[1]
-    paths = [kit, _package_folder("solutions"), Path.cwd()]
+    kit, cwd = Path(__file__).resolve().parents[1], Path.cwd().resolve()
+    paths = [kit, _package_folder("solutions")]
+    if not Path("/usr").is_relative_to(cwd):  # grading from / or /usr: not a secret
+        paths.append(cwd)
     paths += [NBGRADER_EXCHANGE] if NBGRADER_EXCHANGE.exists() else []
-    if any(os.path.realpath(root).startswith(str(Path.cwd().resolve()).rstrip("/") + "/")
-           or os.path.realpath(root) == str(Path.cwd().resolve()) for root in ("/usr",)):
-        paths.remove(Path.cwd())  # grading from / or /usr: the system itself is not secret
     paths += [Path(p) for p in os.environ.get("MHAKIT_HIDE", "").split(os.pathsep) if p]
     return [Path(os.path.realpath(p)) for p in paths if p is not None]
 
