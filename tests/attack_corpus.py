@@ -30,7 +30,7 @@ class Attack:
     raw: bytes = None           # the whole file, for files that are not notebooks
     tampering: bool = False
     unreadable: bool = False
-    needs_confinement: bool = False    # only safe, or only meaningful, inside the jail
+    needs_confinement: bool = False  # only safe, or only meaningful, where the child is confined
 
     def make(self):
         if self.raw is not None:
