@@ -49,13 +49,8 @@ from autograder.sandbox.process import child_environment
 import tempfile, subprocess
 mode = confinement.chosen_mode(Limits())
 folder = tempfile.mkdtemp()
-uid = None
-with confinement._uid_for(mode) as uid:
-    where = {"root": folder} if confinement.MODES[mode]["namespaces"] else {"scratch": folder}
-    if uid is not None and not confinement.MODES[mode]["namespaces"]:
-        import os
-        os.chown(folder, uid, uid)
-    config = confinement.plan(mode, Limits(), child_environment(), uid=uid, **where)
+with confinement.pool_uid_for(mode) as uid:
+    config = confinement.child_plan(mode, Limits(), child_environment(), folder, pool_uid=uid)
     script = '''
 import json, sys
 seen = {}

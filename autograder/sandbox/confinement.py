@@ -32,7 +32,6 @@ import functools
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -43,6 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy
+
+from .child import seccomp
 
 LAUNCHER_SOURCE = Path(__file__).parent.joinpath("child", "launcher.py").read_text(encoding="utf-8")
 PYTHON_PREFIX = Path(os.path.realpath(sys.base_prefix))
@@ -286,7 +287,20 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
     return config
 
 
-SECCOMP_WORKS = sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64")
+SECCOMP_WORKS = sys.platform == "linux" and seccomp.WORKS
+
+
+def child_plan(mode, limits, env, folder, pool_uid=None, cgroup=None):
+    """``plan`` for one child in a fresh ``folder``: its jail's root where the mode has
+    namespaces, else its scratch folder, then made over to the uid it runs as.
+    ``pool_uid`` is the uid lent from UIDS, for the modes that take one."""
+    spec = MODES[mode]
+    uid = pool_uid if spec["uid"] else os.geteuid() if spec["namespaces"] else None
+    if spec["namespaces"]:
+        return plan(mode, limits, env, uid=uid, root=folder, cgroup=cgroup)
+    if uid is not None:
+        os.chown(folder, uid, uid)
+    return plan(mode, limits, env, uid=uid, scratch=folder, cgroup=cgroup)
 
 
 def layers_of(config):
@@ -402,9 +416,9 @@ def probe_targets():
     solutions = _package_folder("solutions")
     files = [kit / "hidden_checks.py", kit / "grading.py"]
     files += [solutions / "mha.py"] if solutions is not None else []
-    roots = [r.rstrip("/") + "/" for r in readable_roots()]
-    files += [f for folder in course_paths() for f in _some_files(folder, roots)]
-    folders = [str(p) for p in course_paths()] + [f"/proc/{os.getpid()}/cwd"]
+    roots, hidden = [r.rstrip("/") + "/" for r in readable_roots()], course_paths()
+    files += [f for folder in hidden for f in _some_files(folder, roots)]
+    folders = [str(p) for p in hidden] + [f"/proc/{os.getpid()}/cwd"]
     return {"grader": os.getpid(), "read": list(dict.fromkeys(map(str, files))), "list": folders,
             "write": folders[:-1]}
 
@@ -515,11 +529,8 @@ def _probe(mode, limits):
     for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:
-            with _uid_for(mode) as uid:
-                where = {"root": folder} if MODES[mode]["namespaces"] else {"scratch": folder}
-                if uid is not None and not MODES[mode]["namespaces"]:
-                    os.chown(folder, uid, uid)
-                config = plan(mode, limits, child_environment(), uid=uid, **where)
+            with pool_uid_for(mode) as uid:
+                config = child_plan(mode, limits, child_environment(), folder, pool_uid=uid)
                 command = launcher_command(config, PROBE, extra=[targets])
                 done = subprocess.run(command, capture_output=True, text=True, timeout=60)
             answer = _last_json(done.stdout)
@@ -576,12 +587,13 @@ def _listed_too_much(listed, skip=()):
 
 
 @contextmanager
-def _uid_for(mode):
+def pool_uid_for(mode):
+    """A uid lent from the pool for the modes that take one, else None."""
     if MODES[mode]["uid"]:
         with UIDS.take() as uid:
             yield uid
     else:
-        yield os.geteuid() if MODES[mode]["namespaces"] else None
+        yield None
 
 
 def _last_json(text):

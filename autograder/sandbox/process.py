@@ -63,15 +63,9 @@ class ChildProcess:
         if spec["uid"]:
             self.uid_lease = confinement.UIDS.take()
             self.uid = self.uid_lease.__enter__()
-        if spec["namespaces"]:
-            where = {"root": self._folder(tempfile.mkdtemp(prefix="mhakit-jail-"))}
-        else:
-            where = {"scratch": self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))}
-            if self.uid is not None:
-                os.chown(where["scratch"], self.uid, self.uid)
-        uid = self.uid if spec["uid"] else os.geteuid() if spec["namespaces"] else None
-        config = confinement.plan(self.mode, limits, child_environment(), uid=uid,
-                                  cgroup=self.cgroup, **where)
+        folder = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
+        config = confinement.child_plan(self.mode, limits, child_environment(), folder,
+                                        pool_uid=self.uid, cgroup=self.cgroup)
         self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
         self.layers += [f"not built here: {problem}"
                         for problem in dict.fromkeys(confinement.PROBLEMS)]
