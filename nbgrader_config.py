@@ -17,7 +17,7 @@ c.GenerateAssignment.preprocessors = [
     "nbgrader.preprocessors.IncludeHeaderFooter",
     "nbgrader.preprocessors.InstantiateTests",
     "nbgrader.preprocessors.LockCells",
-    "autograder.nbgrader_plugin.ClearSolutionsKeepingQuizStubs",
+    "autograder.integrations.nbgrader_plugin.ClearSolutionsKeepingQuizStubs",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.CheckCellMetadata",
     "nbgrader.preprocessors.ComputeChecksums",
@@ -33,7 +33,7 @@ c.GenerateAssignment.preprocessors = [
 # runs the answer cells in a locked-down child process and fills in the test cells'
 # outputs. The other steps are nbgrader's own, in nbgrader's order.
 c.Autograde.sanitize_preprocessors = [
-    "autograder.nbgrader_plugin.DetectTampering",  # before OverwriteCells hides the edits
+    "autograder.integrations.nbgrader_plugin.DetectTampering",  # before OverwriteCells hides the edits
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
@@ -43,16 +43,16 @@ c.Autograde.sanitize_preprocessors = [
 # Refuse, in one line and before the first submission, to autograde where nothing can hide
 # the course from student code (README: "Where you grade"). allow_unconfined=True grades
 # there anyway, and flags every grade for review.
-from autograder.nbgrader_plugin import confinement_gate  # noqa: E402
+from autograder.integrations.nbgrader_plugin import confinement_gate  # noqa: E402
 
 c.Autograde.pre_convert_hook = confinement_gate(allow_unconfined=False)
 c.Autograde.autograde_preprocessors = [
-    "autograder.nbgrader_plugin.IsolatedAutograde",
+    "autograder.integrations.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "autograder.nbgrader_plugin.FlagTampering",
+    "autograder.integrations.nbgrader_plugin.FlagTampering",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

@@ -45,9 +45,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from autograder.build import ASSIGNMENT, NOTEBOOK, generate_release, tool_environment, write_source
-from autograder.demo import COURSE_CONFIG
-from autograder.sample_class import fill, reference_body, sample_answers
+from autograder.authoring.build import ASSIGNMENT, NOTEBOOK, generate_release, tool_environment, write_source
+from autograder.integrations.demo import COURSE_CONFIG
+from autograder.authoring.sample_class import fill, reference_body, sample_answers
 
 SEED = 1
 KIT_PIPELINES = ("c.Autograde.autograde_preprocessors", "c.Autograde.sanitize_preprocessors",

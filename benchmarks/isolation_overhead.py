@@ -56,11 +56,11 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.grading import grade_cells, ordered_checks, reference_functions
-from autograder.public.framework import InProcessStudent
-from autograder.public.notebook import run_cells
-from autograder.public.runner import run_check
-from autograder.sample_class import sample_answers
+from autograder.grader.grading import grade_cells, ordered_checks, reference_functions
+from autograder.selfcheck.framework import InProcessStudent
+from autograder.selfcheck.notebook import run_cells
+from autograder.selfcheck.runner import run_check
+from autograder.authoring.sample_class import sample_answers
 
 # rich is imported only where the parent prints: the uid mode's Python may hold only
 # numpy and nbformat.

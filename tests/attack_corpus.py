@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.sample_class import fill, sample_answers
+from autograder.authoring.sample_class import fill, sample_answers
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE = REPO / "assignments" / "mha" / "mha.ipynb"
@@ -149,7 +149,7 @@ ATTACKS = [
     Attack("import-solutions-and-autograder", zero=("attention_scores",), edits={
         "answer_attention_scores": (
             "def attention_scores(Q, K):\n"
-            "    for name in ('solutions', 'autograder.hidden_checks', 'solutions.mha'):\n"
+            "    for name in ('solutions', 'autograder.grader.hidden_checks', 'solutions.mha'):\n"
             "        try:\n"
             "            module = __import__(name, fromlist=['x'])\n"
             "            return module.attention_scores(Q, K)\n"

@@ -8,7 +8,7 @@ The search runs once, while the cell loads, under a budget of its own: the whole
 has one call's deadline (3 seconds in the tests) to load.
 """
 
-from autograder.sample_class import reference_body
+from autograder.authoring.sample_class import reference_body
 
 from .attack_corpus import REPO, Attack
 
@@ -138,7 +138,7 @@ for value in list(os.environ.values()) + [os.path.expanduser('~')]:
 
 INSTALLED_PACKAGES = """\
 import glob, importlib.metadata, importlib.util, json, re
-for name in ('solutions', 'autograder', 'solutions.mha', 'autograder.hidden_checks'):
+for name in ('solutions', 'autograder', 'solutions.mha', 'autograder.grader.hidden_checks'):
     try:
         spec = importlib.util.find_spec(name)
         for path in [spec.origin] + list(spec.submodule_search_locations or ()):

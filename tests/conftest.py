@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.build import generate_release, write_source
-from autograder.grading import grade_cells
-from autograder.sample_class import sample_answers, write_sample_class
+from autograder.authoring.build import generate_release, write_source
+from autograder.grader.grading import grade_cells
+from autograder.authoring.sample_class import sample_answers, write_sample_class
 
 REPO = Path(__file__).resolve().parent.parent
 ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox.confinement import PROBLEMS, chosen_mode, confined, jail_works
-from autograder.grading import grade_notebook
-from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.grader.grading import grade_notebook
+from autograder.grader.hidden_checks import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 
 from .attack_corpus import ATTACKS, REPO
@@ -171,7 +171,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
         target.parent.mkdir(parents=True)
         shutil.copy(sample, target)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out",
+    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(submitted), "--out",
                str(out), "--quiet", "--seed", "3", "--jobs", "2"]
     run = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
@@ -216,7 +216,7 @@ def sandbox_processes():
     return found
 
 
-GRADE_ONE = ("import json, sys; from autograder.grading import grade_notebook; "
+GRADE_ONE = ("import json, sys; from autograder.grader.grading import grade_notebook; "
              "r = grade_notebook(sys.argv[1], seed=1); "
              "print(json.dumps([r['score'], r['extra_data']]))")
 

@@ -14,7 +14,7 @@ import pytest
 from .attack_corpus import Attack
 from .attacks_on_the_class import _nested_metadata
 
-MHAKIT = [sys.executable, "-m", "autograder.cli", "grade"]
+MHAKIT = [sys.executable, "-m", "autograder.integrations.cli", "grade"]
 HONEST = ("ann", "ben", "cleo")
 NOT_UTF8 = b"frank\xff"   # a folder name that is not UTF-8
 SHOWN = "frank\\xff"      # how the kit shows it
@@ -196,7 +196,7 @@ def test_a_resumed_run_keeps_the_seed_of_the_results_it_kept(course, tmp_path):
 GRADE_AND_MEASURE = """
 import json, resource, subprocess, sys
 done = subprocess.run([sys.executable, "-c",
-    "import json, sys; from autograder.grading import grade_notebook; "
+    "import json, sys; from autograder.grader.grading import grade_notebook; "
     "print(json.dumps(grade_notebook(sys.argv[1], seed=1)['extra_data']))", sys.argv[1]],
     capture_output=True, text=True)
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KB, the grading process's

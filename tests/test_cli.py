@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from autograder.batch import CSV_COLUMNS
+from autograder.integrations.batch import CSV_COLUMNS
 
-MHAKIT = [sys.executable, "-m", "autograder.cli"]
+MHAKIT = [sys.executable, "-m", "autograder.integrations.cli"]
 
 
 def mhakit(*args, cwd=None):
@@ -145,7 +145,7 @@ def test_a_class_report_comes_with_every_folder_run(course, tmp_path):
 def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
     distributed = pytest.importorskip("dask.distributed",
                                       reason="dask is an optional extra: pip install '.[dask]'")
-    from autograder.batch import grade_folder
+    from autograder.integrations.batch import grade_folder
 
     local = grade_folder(course / "submitted", tmp_path / "local", seed=9, quiet=True)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -163,7 +163,7 @@ def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
 
 
 def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_path):
-    from autograder.mistakes import CATALOGUE
+    from autograder.grader.mistakes import CATALOGUE
 
     out = tmp_path / "out"
     done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6", "--quiet")
@@ -180,7 +180,7 @@ def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_p
 
 
 def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
-    from autograder.mistakes import CATALOGUE
+    from autograder.grader.mistakes import CATALOGUE
 
     hint = next(m for m in CATALOGUE["softmax"] if m.id == "softmax/no-max-subtraction")
     out = tmp_path / "out"

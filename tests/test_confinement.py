@@ -156,7 +156,7 @@ def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, t
     env.pop("MHAKIT_ALLOW_UNCONFINED", None)
     subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "honest"],
                    cwd=root, env=env, capture_output=True, timeout=600, check=True)
-    command = [sys.executable, "-m", "autograder.cli", "grade", str(root / "submitted"),
+    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(root / "submitted"),
                "--gradebook", str(root), "--out", str(tmp_path / "out"), "--quiet"]
     refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "--allow-unconfined" in refused.stderr

@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from autograder.build import fingerprints_text
-from autograder.hidden_checks import POINTS
-from autograder.mistakes import CATALOGUE
-from autograder.public import fingerprints, runner
-from autograder.public.framework import InProcessStudent
-from autograder.public.notebook import run_cells
-from autograder.public.wording import say, speaking
-from autograder.sample_class import reference_body
+from autograder.authoring.build import fingerprints_text
+from autograder.grader.hidden_checks import POINTS
+from autograder.grader.mistakes import CATALOGUE
+from autograder.selfcheck import fingerprints, runner
+from autograder.selfcheck.framework import InProcessStudent
+from autograder.selfcheck.notebook import run_cells
+from autograder.selfcheck.wording import say, speaking
+from autograder.authoring.sample_class import reference_body
 
 from .conftest import ANSWER_ORDER, grade_answers
 
@@ -249,7 +249,7 @@ LOOPING_SPLIT = """def split_heads(X, num_heads):
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_a_loop_over_heads_costs_nothing_and_gets_a_note(reference_answers, language):
-    from autograder.grading import part_summary
+    from autograder.grader.grading import part_summary
 
     answers = dict(reference_answers, answer_split_heads=LOOPING_SPLIT)
     result = grade_answers(answers, seed=17, language=language)

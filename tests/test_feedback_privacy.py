@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder import cell_outputs, hidden_checks, mistakes
+from autograder.integrations import cell_outputs
+from autograder.grader import hidden_checks
+from autograder.grader import mistakes
 from autograder.sandbox import sanitize
-from autograder.feedback import feedback_html, feedback_markdown
-from autograder.grading import PARTS, ordered_checks, prepared_for
+from autograder.integrations.feedback import feedback_html, feedback_markdown
+from autograder.grader.grading import PARTS, ordered_checks, prepared_for
 
 from .attack_corpus import ATTACKS  # first: it gathers the attack files, this one too
 from .attacks_on_feedback import FEEDBACK_ATTACKS

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import gradescope
-from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.integrations import gradescope
+from autograder.grader.hidden_checks import POINTS, QUIZ_POINTS
 from autograder.sandbox import confinement
 
 from .attack_corpus import ATTACKS, REPO, Attack
@@ -25,7 +25,7 @@ VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bundle")
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope", "--out",
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "gradescope", "--out",
                            str(folder / "autograder.zip")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return folder / "autograder.zip"
@@ -36,7 +36,7 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
     assert {"setup.sh", "run_autograder", "pyproject.toml", "solutions/mha.py",
-            "autograder/grading.py", "autograder/public/checks.py"} <= names
+            "autograder/grader/grading.py", "autograder/selfcheck/checks.py"} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     for script in ("setup.sh", "run_autograder"):
         with zipfile.ZipFile(bundle) as archive:
@@ -111,7 +111,7 @@ def test_run_autograder_names_what_to_hide_and_runs_from_a_hidden_folder(bundle,
     assert seen["hide"].split(os.pathsep) == [str(root), str(root / "source"), str(
         root / "submission"), str(root / "results"), "/elsewhere"]
     # -I: the kit that runs is the venv's, never the copy in the folder it runs from.
-    assert seen["argv"] == ["-I", "-m", "autograder.gradescope", str(root)]
+    assert seen["argv"] == ["-I", "-m", "autograder.integrations.gradescope", str(root)]
     assert seen["cwd"] == str(root / "source")
 
 
@@ -289,10 +289,10 @@ GRADESCOPE_PATHS = """\
 import glob
 SITES = glob.glob('/autograder/venv/lib/python3*/site-packages')
 SITES += ['/autograder/venv/lib/python3.11/site-packages']
-for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grading.py',
-             '/autograder/source/autograder/hidden_checks.py'] + [
+for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grader/grading.py',
+             '/autograder/source/autograder/grader/hidden_checks.py'] + [
         site + below for site in SITES for below in ('/solutions/mha.py',
-                                                     '/autograder/hidden_checks.py')]:
+                                                     '/autograder/grader/hidden_checks.py')]:
     _read(path, 'Gradescope path ' + path)
 for folder in ['/autograder/source', '/autograder/results', '/autograder/submission'] + SITES:
     _look_in(folder, 'Gradescope folder ' + folder)
@@ -356,9 +356,9 @@ os.setgid({uid})
 os.setuid({uid})
 SITE = {site!r}
 read, listed, wrote = [], [], []
-for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grading.py',
+for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grader/grading.py',
              '/autograder/submission/mha.ipynb', '/autograder/results/results.json',
-             SITE + '/solutions/mha.py', SITE + '/autograder/hidden_checks.py',
+             SITE + '/solutions/mha.py', SITE + '/autograder/grader/hidden_checks.py',
              SITE + '/mha_kit-0.1.0.dist-info/RECORD']:
     try:
         open(path, 'rb').close()

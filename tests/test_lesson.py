@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder import lesson
-from autograder.public import lending, show
+from autograder.authoring import lesson
+from autograder.selfcheck import lending, show
 
 
 def test_one_head_spreads_and_cannot_tell_the_sentences_apart():
@@ -78,9 +78,9 @@ def render_plots(language, no_cjk):
 import json, warnings
 import matplotlib
 matplotlib.use("Agg")
-from autograder.public import language
+from autograder.selfcheck import language
 language.LANGUAGE = {language!r}
-from autograder.public import plots
+from autograder.selfcheck import plots
 import solutions as S
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

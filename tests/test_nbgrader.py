@@ -37,7 +37,7 @@ def test_nbgrader_autograde_gives_the_reference_100_and_the_stubs_0(autograded):
 
 
 def test_nbgrader_autograde_and_mhakit_grade_agree(course, autograded, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
                            str(course / "submitted"), "--out", str(tmp_path), "--seed", "11",
                            "--quiet", "--json"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -68,7 +68,7 @@ def test_feedback_is_generated(course, autograded):
 def test_nbgrader_validate_passes_a_finished_notebook_and_fails_an_untouched_one(course, tmp_path):
     import nbformat
 
-    from autograder.sample_class import fill, sample_answers
+    from autograder.authoring.sample_class import fill, sample_answers
 
     import shutil
 
@@ -87,7 +87,7 @@ def test_nbgrader_validate_passes_a_finished_notebook_and_fails_an_untouched_one
 def test_the_english_release_grades_to_the_same_scores(course, autograded, tmp_path):
     import nbformat
 
-    from autograder.sample_class import fill, sample_answers
+    from autograder.authoring.sample_class import fill, sample_answers
 
     english = nbformat.read(str(course / "assignments" / "mha_en" / "mha.ipynb"), as_version=4)
     for student, answers in sample_answers().items():
@@ -144,7 +144,7 @@ def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp
     by_nbgrader = _class_course(course, tmp_path / "nbgrader")
     nbgrader(by_nbgrader, "autograde", "mha", "--force", "--IsolatedAutograde.seed=5")
     by_mhakit = _class_course(course, tmp_path / "mhakit")
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", "submitted",
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade", "submitted",
                            "--out", "results", "--seed", "5", "--quiet", "--gradebook", "."],
                           cwd=by_mhakit, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

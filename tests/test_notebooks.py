@@ -7,9 +7,9 @@ import nbformat
 import pytest
 
 import solutions
-from autograder.build import ASSIGNMENTS
-from autograder.public import lending
-from autograder.sample_class import fill, sample_answers
+from autograder.authoring.build import ASSIGNMENTS
+from autograder.selfcheck import lending
+from autograder.authoring.sample_class import fill, sample_answers
 
 from .conftest import REPO
 

@@ -137,7 +137,7 @@ def test_the_grader_sees_a_write_into_the_writable_inputs_itself():
 
 # ------------------------------------------------ time: per call, and per submission
 
-from autograder.grading import reference_functions  # noqa: E402
+from autograder.grader.grading import reference_functions  # noqa: E402
 from autograder.sandbox import IsolatedStudent, Limits  # noqa: E402
 
 PINGING = ("import time\n"
@@ -178,7 +178,7 @@ import sys  # noqa: E402
 
 PEAK_AFTER_GRADING = (
     "import json, resource, sys\n"
-    "from autograder.grading import grade_notebook\n"
+    "from autograder.grader.grading import grade_notebook\n"
     "result = grade_notebook(sys.argv[1], seed=5)\n"
     "peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
     "print(json.dumps([result['extra_data']['parts'], peak_kb]))\n")

@@ -11,11 +11,11 @@ import nbformat
 import pytest
 
 import solutions
-from autograder.build import (ASSIGNMENTS, WRITTEN_POINTS, layout_text, solution_cell_source,
+from autograder.authoring.build import (ASSIGNMENTS, WRITTEN_POINTS, layout_text, solution_cell_source,
                               source_files)
-from autograder import mistakes
-from autograder.tampering import LAYOUT_FILE
-from autograder.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
+from autograder.grader import mistakes
+from autograder.grader.tampering import LAYOUT_FILE
+from autograder.grader.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASES = [REPO / "assignments" / assignment for assignment in ASSIGNMENTS]

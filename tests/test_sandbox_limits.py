@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import grade_notebook
-from autograder.hidden_checks import POINTS, QUIZ_POINTS
+from autograder.grader.grading import grade_notebook
+from autograder.grader.hidden_checks import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits, cgroups, confinement
 
 from .attack_corpus import ATTACKS, Attack
@@ -160,7 +160,7 @@ def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, mo
 PLAIN_GRADING = """
 import json, sys
 from pathlib import Path
-from autograder.grading import grade_notebook
+from autograder.grader.grading import grade_notebook
 from autograder.sandbox import confinement
 def named(name):
     found = []

@@ -134,7 +134,7 @@ def test_the_public_numbers_of_a_call():
 
 
 def test_the_grader_can_hide_chosen_shapes_in_the_shared_comparisons():
-    from autograder.public.framework import CheckFailed, expect_array, showing
+    from autograder.selfcheck.framework import CheckFailed, expect_array, showing
     from autograder.sandbox.sanitize import shown_against
 
     def message():

@@ -13,12 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading import grade_notebook
-from autograder.hidden_checks import POINTS
-from autograder.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
-from autograder.public.notebook import graded_cells_of
-from autograder.sample_class import fill, sample_answers
-from autograder.tampering import expected_layout, find_tampering, layout_of
+from autograder.grader.grading import grade_notebook
+from autograder.grader.hidden_checks import POINTS
+from autograder.integrations.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
+from autograder.selfcheck.notebook import graded_cells_of
+from autograder.authoring.sample_class import fill, sample_answers
+from autograder.grader.tampering import expected_layout, find_tampering, layout_of
 
 from .attack_corpus import RELEASE, REPO, UNIFORM_SOFTMAX  # before attacks_on_metadata
 from .attacks_on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,

@@ -414,7 +414,7 @@ def probe_targets():
     not open; the course's folders must not list, nor take a new file."""
     kit = Path(__file__).resolve().parents[1]
     solutions = _package_folder("solutions")
-    files = [kit / "hidden_checks.py", kit / "grading.py"]
+    files = [kit / "grader" / "hidden_checks.py", kit / "grader" / "grading.py"]
     files += [solutions / "mha.py"] if solutions is not None else []
     roots, hidden = [r.rstrip("/") + "/" for r in readable_roots()], course_paths()
     files += [f for folder in hidden for f in _some_files(folder, roots)]

@@ -19,8 +19,9 @@ import threading
 import time
 from pathlib import Path
 
-from ..public.wording import say
-from . import cgroups, confinement
+from ..selfcheck.wording import say
+from . import cgroups
+from . import confinement
 from .child.runtime import pack, unpack_arrays
 
 RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")

@@ -13,9 +13,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..public.framework import CheckFailed, NotImplementedYet, StudentRaised, short
-from ..public.notebook import PREAMBLE
-from ..public.wording import say
+from ..selfcheck.framework import CheckFailed, NotImplementedYet, StudentRaised, short
+from ..selfcheck.notebook import PREAMBLE
+from ..selfcheck.wording import say
 from .child.runtime import call_material, decode, encode, pack, seal_id, xor_stream
 from .limits import Limits
 from .process import MAX_REPLY, ChildGone, take_child

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from autograder.public.plots import CJK_FAMILIES
+from autograder.selfcheck.plots import CJK_FAMILIES
 
 from .conftest import REPO, screenshot
 from .notebook_page import PANEL, NotebookPage, cell_indexes

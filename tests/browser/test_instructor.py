@@ -7,9 +7,9 @@ import re
 import nbformat
 import pytest
 
-from autograder.build import ASSIGNMENTS
-from autograder.mistakes import CATALOGUE
-from autograder.sample_class import fill, sample_answers
+from autograder.authoring.build import ASSIGNMENTS
+from autograder.grader.mistakes import CATALOGUE
+from autograder.authoring.sample_class import fill, sample_answers
 
 from ..test_nbgrader import nbgrader
 from .conftest import screenshot
@@ -121,7 +121,7 @@ def hidden_test_lines(course, assignment):
 
 
 def test_feedback_page_names_the_mistake_and_hides_the_tests(graded, page):
-    from autograder import hidden_checks
+    from autograder.grader import hidden_checks
 
     from ..test_release import _names_defined_in
 

@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from autograder.build import ASSIGNMENTS
-from autograder.public.runner import SECTIONS
-from autograder.sample_class import sample_answers
+from autograder.authoring.build import ASSIGNMENTS
+from autograder.selfcheck.runner import SECTIONS
+from autograder.authoring.sample_class import sample_answers
 
 from .conftest import REPO, screenshot
 from .notebook_page import NotebookPage, cell_indexes, table_rows

@@ -22,11 +22,11 @@ import types
 
 import numpy as np
 
-from .public.framework import PUBLIC, StudentRaised, showing, to_plain
-from .public.wording import speaking
-from .sandbox import PlannedCall, deliver
-from .sandbox.sanitize import shown_against
-from .sandbox.stand_ins import bytes_of
+from ..selfcheck.framework import PUBLIC, StudentRaised, showing, to_plain
+from ..selfcheck.wording import speaking
+from ..sandbox import PlannedCall, deliver
+from ..sandbox.sanitize import shown_against
+from ..sandbox.stand_ins import bytes_of
 
 
 class PlanningStudent:
@@ -132,7 +132,7 @@ def _same_value(x, y):
 
 def plan(checks, reference, rng_for):
     """Every check's calls, as a correct submission would get them: [[PlannedCall]]."""
-    from .public.runner import run_check
+    from ..selfcheck.runner import run_check
 
     plans = []
     for index, chk in checks:
@@ -166,7 +166,7 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh"):
     same inputs. Each batch is replayed before the next one is sent.
     """
     from .mistakes import name_by_variants
-    from .public.runner import run_check
+    from ..selfcheck.runner import run_check
 
     batches = batches or [(group, None) for group in batch_groups(checks, plans)]
     results = []

@@ -19,11 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__
+from .. import __version__
 from .feedback import feedback_html, feedback_markdown
-from .grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
+from ..grader.grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
                       graders_hash, unreadable)
-from .notebook_file import clean, one_line, read_bounded, scan_json
+from ..grader.notebook_file import clean, one_line, read_bounded, scan_json
 from .report import write_report
 
 CSV_COLUMNS = ("student", "total") + GRADED_FUNCTIONS + ("quiz", "status")

@@ -19,11 +19,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-from .grading import grade_notebook, title_of, unreadable
-from .notebook_file import one_line
-from .sandbox.confinement import refusal
+from ..grader.grading import grade_notebook, title_of, unreadable
+from ..grader.notebook_file import one_line
+from ..sandbox.confinement import refusal
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TEST_KEYS = ("name", "score", "max_score", "output", "visibility", "tags")
 
 # Both scripts run as root. MHAKIT_AUTOGRADER_ROOT and MHAKIT_PYTHON let the kit's tests
@@ -85,7 +85,7 @@ export MHAKIT_HIDE="$root:$root/source:$root/submission:$root/results${MHAKIT_HI
 # then flagged "unconfined"), uncomment:
 # export MHAKIT_ALLOW_UNCONFINED=1
 cd "$root/source"  # a folder hidden anyway; -I keeps it off sys.path: the venv's kit runs
-exec "$python" -I -m autograder.gradescope "$root"
+exec "$python" -I -m autograder.integrations.gradescope "$root"
 """
 
 # What the zip carries: the package and the reference, enough for `pip install`.

@@ -16,11 +16,11 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Integer
 
-from .build import build_notebook
-from .grading import grade_cells, language_of, needs_review, unreadable
-from .notebook_file import MAX_NOTEBOOK_BYTES
-from .public.notebook import graded_cells_of, nbgrader_meta
-from .tampering import FLAGS, expected_layout, find_tampering, valid_meta
+from ..authoring.build import build_notebook
+from ..grader.grading import grade_cells, language_of, needs_review, unreadable
+from ..grader.notebook_file import MAX_NOTEBOOK_BYTES
+from ..selfcheck.notebook import graded_cells_of, nbgrader_meta
+from ..grader.tampering import FLAGS, expected_layout, find_tampering, valid_meta
 from .cell_outputs import TEST_CELL_PART, part_max, test_cell_outputs
 
 # Notebook metadata that carries, from the first sanitizing step on, what that step read
@@ -108,7 +108,7 @@ def confinement_gate(allow_unconfined=False):
     to autograde where nothing can hide the course from student code, in one line. nbgrader
     logs and ignores a hook's exceptions, so the refusal is a SystemExit."""
     def refuse_unconfined(**_submission):
-        from .sandbox.confinement import refusal
+        from ..sandbox.confinement import refusal
 
         refused = refusal(allow_unconfined)
         if refused:

@@ -11,9 +11,9 @@ import os
 import numpy as np
 import pytest
 
-from autograder.grading import ordered_checks, reference_functions
-from autograder.public.notebook import graded_cells
-from autograder.public.runner import NOT_IMPLEMENTED, PASSED, run_check
+from autograder.grader.grading import ordered_checks, reference_functions
+from autograder.selfcheck.notebook import graded_cells
+from autograder.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
 from autograder.sandbox import IsolatedStudent
 
 CHECKS = ordered_checks()

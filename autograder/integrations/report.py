@@ -104,7 +104,7 @@ def needs_a_look(results):
 
 def _cell(text):
     """Text inside a Markdown table cell: one line, its bars escaped."""
-    from .notebook_file import one_line
+    from ..grader.notebook_file import one_line
 
     return one_line(text).replace("|", "\\|")
 

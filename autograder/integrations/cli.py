@@ -8,7 +8,7 @@ from pathlib import Path
 
 def _grade(args):
     from .batch import grade_folder, grade_table, wide_console
-    from .grading import grade_notebook
+    from ..grader.grading import grade_notebook
     from .report import score_histogram, text_histogram
 
     paths = [Path(p) for p in args.paths]
@@ -16,7 +16,7 @@ def _grade(args):
     if missing:
         print(f"mhakit grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    from .sandbox.confinement import refusal
+    from ..sandbox.confinement import refusal
 
     refused = refusal(args.allow_unconfined)
     if refused:
@@ -51,7 +51,7 @@ def _grade(args):
 
 
 def _build(args):
-    from .build import generate_release, write_source
+    from ..authoring.build import generate_release, write_source
 
     course = Path(args.course)
     if not (course / "nbgrader_config.py").exists():

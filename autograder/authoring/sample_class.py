@@ -9,7 +9,7 @@ import copy
 import nbformat
 
 from .build import solution_cell_source
-from .hidden_checks import QUIZ_KEY
+from ..grader.hidden_checks import QUIZ_KEY
 
 WRONG_ANSWER = next(c for c in "ABCD" if c != QUIZ_KEY["quiz_1"])
 QUIZ_ANSWERS = {f"answer_{q}": f"{q} = {key!r}" for q, key in QUIZ_KEY.items()}

@@ -9,11 +9,11 @@ from pathlib import Path
 from rich.console import Console
 
 from .batch import grade_folder, grade_table, wide_console
-from .sandbox.confinement import refusal
-from .build import NOTEBOOK, generate_release, write_source
-from .sample_class import write_sample_class
+from ..sandbox.confinement import refusal
+from ..authoring.build import NOTEBOOK, generate_release, write_source
+from ..authoring.sample_class import write_sample_class
 
-COURSE_CONFIG = Path(__file__).resolve().parent.parent / "nbgrader_config.py"
+COURSE_CONFIG = Path(__file__).resolve().parents[2] / "nbgrader_config.py"
 
 
 def run_selfcheck(folder, label):

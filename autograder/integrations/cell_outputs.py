@@ -6,8 +6,8 @@ outputs: full marks for plain output, partial credit from an ``execute_result`` 
 holds the points, zero for an error. Outputs here are plain nbformat 4 dicts.
 """
 
-from .grading import PARTS, part_summary
-from .hidden_checks import POINTS, QUIZ_POINTS
+from ..grader.grading import PARTS, part_summary
+from ..grader.hidden_checks import POINTS, QUIZ_POINTS
 
 TEST_CELL_PART = {f"test_{part}": part for part in PARTS}
 

@@ -13,31 +13,32 @@ import numpy as np
 
 import solutions
 
-from . import __version__
+from .. import __version__
 from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
 from .notebook_file import clean, read_notebook
-from .public.framework import HIDDEN, REGISTRY
-from .public.notebook import graded_cells_of
+from ..selfcheck.framework import HIDDEN, REGISTRY
+from ..selfcheck.notebook import graded_cells_of
 from .planning import batch_groups, plan, run_planned
-from .public.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
-from .sandbox import EncodedBatch, IsolatedStudent, Limits
+from ..selfcheck.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
+from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from .style import style_notes
 from .tampering import find_tampering
 
 GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
 PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
-_GRADER_FILES = ("public/framework.py", "public/checks.py", "public/runner.py",
-                 "public/notebook.py", "public/fingerprints.py", "public/wording.py",
-                 "hidden_checks.py", "grading.py", "planning.py", "mistakes.py", "style.py",
-                 "tampering.py", "notebook_file.py", "release_layout.json")
+_GRADER_FILES = ("selfcheck/framework.py", "selfcheck/checks.py", "selfcheck/runner.py",
+                 "selfcheck/notebook.py", "selfcheck/fingerprints.py", "selfcheck/wording.py",
+                 "grader/hidden_checks.py", "grader/grading.py", "grader/planning.py",
+                 "grader/mistakes.py", "grader/style.py", "grader/tampering.py",
+                 "grader/notebook_file.py", "release_layout.json")
 
 
 @lru_cache(maxsize=1)
 def graders_hash():
     """Identifies the graders and the reference; a result records it."""
     digest = hashlib.sha256()
-    here = Path(__file__).parent
+    here = Path(__file__).resolve().parents[1]
     for name in _GRADER_FILES:
         digest.update((here / name).read_bytes())
     for path in sorted((here / "sandbox").rglob("*.py")):

@@ -16,11 +16,11 @@ import numpy as np
 import solutions
 
 from .mistakes import diagnose
-from .public.fingerprints import with_mistake
-from .public.framework import (HIDDEN, CheckFailed, check, expect_array,
+from ..selfcheck.fingerprints import with_mistake
+from ..selfcheck.framework import (HIDDEN, CheckFailed, check, expect_array,
                                expect_inputs_unchanged, kind_with_length)
-from .public.wording import language, pick, say, shapes_of
-from .sandbox.sanitize import numbers_of, shown_against, student_text
+from ..selfcheck.wording import language, pick, say, shapes_of
+from ..sandbox.sanitize import numbers_of, shown_against, student_text
 
 # Points per function and how they split over the four checks.
 POINTS = {

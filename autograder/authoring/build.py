@@ -19,9 +19,9 @@ import nbformat
 import solutions
 
 from . import lesson
-from .hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
-from .public.wording import pick
-from .tampering import LAYOUT_FILE, layout_of
+from ..grader.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
+from ..selfcheck.wording import pick
+from ..grader.tampering import LAYOUT_FILE, layout_of
 
 WRITTEN_POINTS = 1  # per optional written answer, graded by hand, on top of the 100
 
@@ -29,7 +29,7 @@ ASSIGNMENTS = {"mha": "zh", "mha_en": "en"}  # assignment id -> language; "mha" 
 ASSIGNMENT = "mha"
 NOTEBOOK = "mha.ipynb"
 SHIPPED_PACKAGE = "mhakit_student"
-PUBLIC_DIR = Path(__file__).with_name("public")
+PUBLIC_DIR = Path(__file__).resolve().parents[1] / "selfcheck"
 SOLUTIONS_FILE = Path(solutions.mha.__file__)
 
 
@@ -158,11 +158,11 @@ def fingerprints_text():
     the hash of each catalogued wrong variant's result (never the variants themselves)."""
     import numpy as np
 
-    from .mistakes import CATALOGUE
-    from .planning import PlanningStudent
-    from .public.fingerprints import fingerprint, probe_key
-    from .public.framework import PUBLIC, checks_for
-    from .public.runner import run_check
+    from ..grader.mistakes import CATALOGUE
+    from ..grader.planning import PlanningStudent
+    from ..selfcheck.fingerprints import fingerprint, probe_key
+    from ..selfcheck.framework import PUBLIC, checks_for
+    from ..selfcheck.runner import run_check
 
     reference = {name: getattr(solutions, name) for name in solutions.FUNCTIONS}
     probes, named = {}, set()

@@ -9,7 +9,7 @@ per-function text is what nbgrader's generate_feedback shows in each test cell.
 
 import html
 
-from .grading import PARTS, part_summary
+from ..grader.grading import PARTS, part_summary
 
 WORDS = {
     "zh": {"title": "mha 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",

@@ -17,9 +17,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .public.notebook import nbgrader_meta, normal_source, release_layout, source_text
+from ..selfcheck.notebook import nbgrader_meta, normal_source, release_layout, source_text
 
-LAYOUT_FILE = Path(__file__).with_name("release_layout.json")
+LAYOUT_FILE = Path(__file__).resolve().parents[1] / "release_layout.json"
 FLAGS = ("grade", "solution", "locked")
 CHECKED_PART = re.compile(r"""check\(["'](\w+)["']\)""")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)

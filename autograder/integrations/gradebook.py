@@ -109,7 +109,7 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
     """autograded/<student>/<assignment>/: the submission's folder, its notebook graded.
     ``submitted`` is the notebook as grading read it; without it, the file is read again.
     Runs in a grading worker; the caller writes the gradebook."""
-    from .notebook_file import read_notebook
+    from ..grader.notebook_file import read_notebook
 
     target = Path(course) / "autograded" / student / assignment
     source_folder = Path(submitted_path).parent
@@ -140,7 +140,7 @@ def cell_grades(notebook, result):
     from nbformat import from_dict
     from nbgrader import utils
 
-    from .grading import needs_review
+    from ..grader.grading import needs_review
 
     problems = needs_review(result["extra_data"])
     grades, comments = {}, {}
@@ -254,7 +254,7 @@ def grade_into_autograded(path, seed, course, assignment, student, stored_cells,
     """A grading worker's job with --gradebook: the result, and the cells that carry
     grades or comments in the autograded notebook it wrote. (The worker does not score
     them itself: importing nbgrader would cost it seconds.)"""
-    from .grading import read_and_grade
+    from ..grader.grading import read_and_grade
 
     result, submitted = read_and_grade(path, seed, language=language)
     try:
@@ -333,7 +333,7 @@ class GradebookRun:
 
     def _flagged(self, reason):
         """Every grade 0 and waiting for a person; every comment the one-line reason."""
-        from .notebook_file import one_line
+        from ..grader.notebook_file import one_line
 
         note = one_line(f"mha-kit: {reason}", 300)
         grades = {name: (0, True) for name, cell in self.stored.items() if cell.get("grade")}
