@@ -1,0 +1,243 @@
+"""How fast two commits of the kit grade the same class, side by side, in one run.
+
+It is how a restructuring shows that it grades within 10% of the commit before it. Each
+side is a commit, checked out with ``git worktree add --detach`` in a temporary folder
+and removed at the end, or WORKTREE: this repository's working tree as it is.
+
+Both sides run on this interpreter, each with ``PYTHONPATH=<its root>``, which comes
+before the editable install; the run stops if ``autograder`` would still be imported
+from elsewhere. Module paths move between commits, so nothing of the kit is imported
+here: everything goes through each side's own command line, the ``mhakit`` entry of its
+pyproject.toml.
+
+Each side builds its own class, since its grader checks submissions against its own
+release: ``mhakit demo --keep`` writes a course with the 4 sample students, which are
+cycled into N numbered copies, e.g. alice_correct_0003. Then, for R rounds, the sides
+take turns (old, new, old, new, ...: a busy spell of the machine hits both), each
+timing ``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a
+subprocess with time.perf_counter. The table gives each side's median and min seconds,
+notebooks per second and the ratio new/old of the medians. The exit status is 1 if the
+two sides give a sample student different totals, 2 if a step fails (its output is shown).
+
+Run it from the repository root:
+
+    .venv/bin/python benchmarks/grading_commits.py --old a397226 --new HEAD --notebooks 60 --repeat 3
+"""
+
+import argparse
+import csv
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+WORKTREE = "WORKTREE"
+# The same interpreter (and so the same numpy, nbformat and nbgrader) for both sides.
+PYTHON = sys.executable
+
+
+class Failure(Exception):
+    """A step that makes the comparison meaningless; main prints it and exits 2."""
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def git(*args):
+    done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Failure(f"git {' '.join(args)} failed:\n{done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def cli_module(root):
+    """The module of the mhakit entry point in root's pyproject.toml, e.g. autograder.cli."""
+    try:
+        with open(root / "pyproject.toml", "rb") as handle:
+            entry = tomllib.load(handle)["project"]["scripts"]["mhakit"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as error:
+        raise Failure(f"no mhakit entry point in {root / 'pyproject.toml'}: {error!r}")
+    return entry.split(":")[0]
+
+
+class Side:
+    """One commit (or the working tree) and the folders this run gives it."""
+
+    def __init__(self, label, rev, work):
+        self.label, self.work = label, work / label
+        self.work.mkdir(parents=True)
+        self.worktree = self.commit = self.klass = None
+        self.seconds, self.totals = [], {}
+        if rev == WORKTREE:
+            self.root, self.name = REPO, "working tree"
+        else:
+            # The hash, not the name: HEAD may move while the benchmark runs.
+            self.commit = git("rev-parse", "--verify", f"{rev}^{{commit}}")
+            self.name = self.commit[:7]
+
+    def check_out(self):
+        if self.commit:
+            self.worktree = Path(tempfile.mkdtemp(prefix=f"mhakit-{self.label}-")) / "tree"
+            git("worktree", "add", "--detach", str(self.worktree), self.commit)
+            self.root = self.worktree
+        # Read once: the working tree's pyproject.toml may change while this runs.
+        self.cli = cli_module(self.root)
+
+    def remove(self):
+        if self.worktree is None:
+            return
+        if self.worktree.exists():
+            git("worktree", "remove", "--force", str(self.worktree))
+        shutil.rmtree(self.worktree.parent, ignore_errors=True)
+
+    def environment(self):
+        return dict(os.environ, PYTHONPATH=str(self.root))
+
+    def python(self, *args):
+        # cwd is this side's own work folder: -c puts the cwd first on sys.path, and
+        # the repository's root there would shadow another commit's package.
+        return subprocess.run([PYTHON, *args], cwd=self.work, env=self.environment(),
+                              capture_output=True, text=True)
+
+    def check_import(self):
+        done = self.python("-c", "import autograder; print(autograder.__file__)")
+        found = Path(done.stdout.strip() or "?").resolve()
+        if done.returncode != 0 or not found.is_relative_to(self.root.resolve()):
+            raise Failure(f"{self.label} ({self.name}): autograder comes from {found}, not "
+                          f"from {self.root}\n{done.stderr.strip()}")
+
+    def mhakit(self, *args):
+        code = f"import sys; from {self.cli} import main; sys.exit(main())"
+        return self.python("-c", code, *map(str, args))
+
+
+def require(done, what):
+    if done.returncode != 0:
+        raise Failure(f"{what} exited {done.returncode}:\n{done.stdout[-3000:]}"
+                      f"{done.stderr[-3000:]}")
+
+
+def build_class(side, count):
+    """class/<sample>_<NNNN>/mha/... for `count` students, cycling the side's own demo."""
+    course = side.work / "course"
+    log(f"{side.label} ({side.name}): mhakit demo --keep {course}")
+    require(side.mhakit("demo", "--keep", course), f"{side.label}: mhakit demo")
+    samples = sorted(p for p in (course / "submitted").iterdir() if p.is_dir())
+    if not samples:
+        raise Failure(f"{side.label}: the demo wrote no students to {course / 'submitted'}")
+    side.klass = side.work / "class"
+    for index in range(count):
+        sample = samples[index % len(samples)]
+        for assignment in sample.iterdir():
+            shutil.copytree(assignment, side.klass / f"{sample.name}_{index:04d}" / assignment.name)
+
+
+def grade_once(side, run, args):
+    out = side.work / f"results-{run}"
+    command = ["grade", side.klass, "--out", out, "--seed", args.seed, "--jobs", args.jobs,
+               "--fresh", "--quiet"]
+    start = time.perf_counter()
+    done = side.mhakit(*command)
+    seconds = time.perf_counter() - start
+    require(done, f"{side.label}: mhakit grade")
+    side.seconds.append(seconds)
+    read_totals(side, out / "grades.csv")
+    if not args.keep:
+        shutil.rmtree(out)
+    log(f"  round {run + 1}, {side.label} ({side.name}): {seconds:.2f} s")
+
+
+def read_totals(side, path):
+    """Each sample student's totals, over all its copies and rounds."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            sample = row["student"].rsplit("_", 1)[0]
+            side.totals.setdefault(sample, set()).add(float(row["total"]))
+
+
+def report(old, new, args):
+    print(f"{'side':<6} {'code':<13} {'median s':>9} {'min s':>7} {'notebooks/s':>12}")
+    for side in (old, new):
+        median = statistics.median(side.seconds)
+        print(f"{side.label:<6} {side.name:<13} {median:>9.2f} {min(side.seconds):>7.2f} "
+              f"{args.notebooks / median:>12.1f}")
+    ratio = statistics.median(new.seconds) / statistics.median(old.seconds)
+    print(f"new/old = {ratio:.2f} (median of {args.repeat} rounds, {args.notebooks} "
+          f"notebooks, {args.jobs} jobs)")
+
+
+def differing_totals(old, new):
+    samples = sorted(old.totals.keys() | new.totals.keys())
+    return [f"{s}: old {sorted(old.totals.get(s, []))}, new {sorted(new.totals.get(s, []))}"
+            for s in samples if old.totals.get(s) != new.totals.get(s)]
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--old", default="a397226", help="a commit (default a397226)")
+    parser.add_argument("--new", default=WORKTREE,
+                        help=f"a commit, or {WORKTREE} for the working tree (the default)")
+    parser.add_argument("--notebooks", type=int, default=60, metavar="N",
+                        help="submissions in each side's class (default 60)")
+    parser.add_argument("--repeat", type=int, default=3, metavar="R",
+                        help="timed rounds per side (default 3)")
+    parser.add_argument("--jobs", type=int, default=2, help="mhakit grade --jobs (default 2)")
+    parser.add_argument("--seed", type=int, default=1234, help="mhakit grade --seed (default 1234)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build the courses, classes and results here and keep them")
+    args = parser.parse_args(argv)
+    if min(args.notebooks, args.repeat, args.jobs) < 1:
+        parser.error("--notebooks, --repeat and --jobs must be at least 1")
+    if args.keep and any((Path(args.keep) / label).exists() for label in ("old", "new")):
+        parser.error(f"{args.keep} already holds an old/ or new/ folder from an earlier run")
+    return args
+
+
+def compare(args, work):
+    sides = []
+    try:
+        for label, rev in (("old", args.old), ("new", args.new)):
+            sides.append(Side(label, rev, work))
+        for side in sides:
+            side.check_out()
+            side.check_import()
+        for side in sides:
+            build_class(side, args.notebooks)
+        log(f"timing mhakit grade on {args.notebooks} notebooks, {args.repeat} rounds")
+        for run in range(args.repeat):
+            for side in sides:
+                grade_once(side, run, args)
+    finally:
+        for side in sides:
+            side.remove()
+    return sides
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    work = (Path(args.keep).resolve() if args.keep
+            else Path(tempfile.mkdtemp(prefix="mhakit-commits-")))
+    try:
+        old, new = compare(args, work)
+    except Failure as failure:
+        log(f"grading_commits: {failure}")
+        return 2
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    report(old, new, args)
+    differing = differing_totals(old, new)
+    for line in differing:
+        print(f"WARNING: the sides' totals differ for {line}")
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
