@@ -47,7 +47,7 @@ from rich.table import Table
 
 from autograder.authoring.build import ASSIGNMENT, NOTEBOOK, generate_release, tool_environment, write_source
 from autograder.integrations.demo import COURSE_CONFIG
-from autograder.authoring.sample_class import fill, reference_body, sample_answers
+from tests.mha_exercise import fill, reference_body, sample_answers
 
 SEED = 1
 KIT_PIPELINES = ("c.Autograde.autograde_preprocessors", "c.Autograde.sanitize_preprocessors",

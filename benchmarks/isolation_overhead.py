@@ -56,11 +56,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.grader.grading import grade_cells, ordered_checks, reference_functions
+from autograder.exercise import current
+from autograder.grader.grading import grade_cells, ordered_checks, seeded
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
 from autograder.selfcheck.runner import run_check
-from autograder.authoring.sample_class import sample_answers
+from tests.mha_exercise import sample_answers
 
 # rich is imported only where the parent prints: the uid mode's Python may hold only
 # numpy and nbformat.
@@ -136,9 +137,9 @@ def submissions(count):
 
 def grade_in_process(cells, seed):
     """The loop of grading._grade, with no child: (score, layers, confinement)."""
-    student = InProcessWithStandIns(cells, reference_functions())
-    score = sum(run_check(chk, student, np.random.default_rng([seed, index])).score
-                for index, chk in ordered_checks())
+    student = InProcessWithStandIns(cells, current().reference)
+    rng_for = seeded(seed)
+    score = sum(run_check(chk, student, rng_for(chk)).score for chk in ordered_checks())
     return round(score, 6), student.layers, "none"  # rounded as grading._result rounds
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.authoring.sample_class import fill, sample_answers
+from tests.mha_exercise import fill, sample_answers
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE = REPO / "assignments" / "mha" / "mha.ipynb"

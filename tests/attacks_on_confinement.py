@@ -8,7 +8,7 @@ The search runs once, while the cell loads, under a budget of its own: the whole
 has one call's deadline (3 seconds in the tests) to load.
 """
 
-from autograder.authoring.sample_class import reference_body
+from tests.mha_exercise import reference_body
 
 from .attack_corpus import REPO, Attack
 

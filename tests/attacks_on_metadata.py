@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import nbformat
 
-from autograder.authoring.sample_class import sample_answers
+from tests.mha_exercise import sample_answers
 
 from .attack_corpus import (RELEASE, UNIFORM_SOFTMAX, Attack, _cells_where, _duplicate_with,
                             _rename)

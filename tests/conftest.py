@@ -7,7 +7,8 @@ import pytest
 
 from autograder.authoring.build import generate_release, write_source
 from autograder.grader.grading import grade_cells
-from autograder.authoring.sample_class import sample_answers, write_sample_class
+from autograder.authoring.sample_class import write_sample_class
+from tests.mha_exercise import EXERCISE, sample_answers
 
 REPO = Path(__file__).resolve().parent.parent
 ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax",
@@ -34,10 +35,10 @@ def course(tmp_path_factory):
     """A fresh nbgrader course folder: source, release and the sample class."""
     root = tmp_path_factory.mktemp("course")
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
-    write_source(root)
+    write_source(EXERCISE, root)
     generate_release(root, "mha_en")
-    release = generate_release(root)
-    write_sample_class(release / "mha.ipynb", root / "submitted")
+    release = generate_release(root, "mha")
+    write_sample_class(EXERCISE, release / "mha.ipynb", root / "submitted")
     return root
 
 

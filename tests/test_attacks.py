@@ -12,7 +12,7 @@ import pytest
 
 from autograder.sandbox.confinement import PROBLEMS, chosen_mode, confined, jail_works
 from autograder.grader.grading import grade_notebook
-from autograder.grader.hidden_checks import POINTS, QUIZ_POINTS
+from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 
 from .attack_corpus import ATTACKS, REPO

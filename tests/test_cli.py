@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from autograder.integrations.batch import CSV_COLUMNS
+from autograder.integrations.batch import csv_columns
+
+CSV_COLUMNS = csv_columns()
 
 MHAKIT = [sys.executable, "-m", "autograder.integrations.cli"]
 
@@ -163,7 +165,7 @@ def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
 
 
 def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_path):
-    from autograder.grader.mistakes import CATALOGUE
+    from tests.mha_exercise import CATALOGUE
 
     out = tmp_path / "out"
     done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6", "--quiet")
@@ -180,7 +182,7 @@ def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_p
 
 
 def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
-    from autograder.grader.mistakes import CATALOGUE
+    from tests.mha_exercise import CATALOGUE
 
     hint = next(m for m in CATALOGUE["softmax"] if m.id == "softmax/no-max-subtraction")
     out = tmp_path / "out"

@@ -5,13 +5,13 @@ import json
 import pytest
 
 from autograder.authoring.build import fingerprints_text
-from autograder.grader.hidden_checks import POINTS
-from autograder.grader.mistakes import CATALOGUE
+from tests.mha_exercise import EXERCISE, POINTS, PUBLIC
+from tests.mha_exercise import CATALOGUE
 from autograder.selfcheck import fingerprints, runner
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
 from autograder.selfcheck.wording import say, speaking
-from autograder.authoring.sample_class import reference_body
+from tests.mha_exercise import reference_body
 
 from .conftest import ANSWER_ORDER, grade_answers
 
@@ -170,24 +170,22 @@ def test_a_correct_submission_gets_no_diagnosis(reference_answers):
 
 # ------------------------------------------------------------ the student's self-check
 
-SHIPPED = json.loads(fingerprints_text())  # what the release's fingerprints.json holds
+SHIPPED = json.loads(EXERCISE.fingerprints_file.read_text(encoding="utf-8"))
 
 
 @pytest.fixture
-def shipped_fingerprints(tmp_path, monkeypatch):
-    path = tmp_path / "fingerprints.json"
-    path.write_text(fingerprints_text(), encoding="utf-8")
-    monkeypatch.setattr(fingerprints, "TABLE_FILE", path)
-    fingerprints._table.cache_clear()
-    yield
-    fingerprints._table.cache_clear()
+def shipped_fingerprints():
+    """The exercise's committed fingerprints.json, which the release ships (and which
+    test_release holds to a fresh build)."""
+    assert SHIPPED == json.loads(fingerprints_text(EXERCISE))
 
 
 def self_check(answers, language="zh"):
     namespace = {"__name__": "__student__"}
     run_cells([(cell, answers[cell]) for cell in ANSWER_ORDER if cell in answers], namespace)
     with speaking(language):
-        return runner.public_results(InProcessStudent(namespace))
+        return runner.public_results(InProcessStudent(namespace), checks=PUBLIC.CHECKS,
+                                     namer=fingerprints.namer_for(PUBLIC))
 
 
 @pytest.mark.parametrize("language", ["zh", "en"])

@@ -18,11 +18,14 @@ import pytest
 
 import solutions
 from autograder.integrations import cell_outputs
-from autograder.grader import hidden_checks
-from autograder.grader import mistakes
+from autograder.grader import diagnosis, hidden_checks
 from autograder.sandbox import sanitize
 from autograder.integrations.feedback import feedback_html, feedback_markdown
-from autograder.grader.grading import PARTS, ordered_checks, prepared_for
+from autograder.grader.grading import ordered_checks, prepared_for
+from tests.mha_exercise import EXERCISE
+
+PARTS = EXERCISE.parts
+mistakes = EXERCISE.content("mistakes")
 
 from .attack_corpus import ATTACKS  # first: it gathers the attack files, this one too
 from .attacks_on_feedback import FEEDBACK_ATTACKS
@@ -51,7 +54,7 @@ def _arrays(value):
 def _values_of_tier(tier):
     plans, _ = prepared_for(SEED)
     found = []
-    for (_, chk), calls in zip(ordered_checks(), plans):
+    for chk, calls in zip(ordered_checks(), plans):
         if chk.tier != tier:
             continue
         for call in calls:
@@ -191,13 +194,13 @@ def test_the_detectors_find_what_they_look_for():
     hidden = hidden_numbers()
     assert len(hidden) > 1000
     plans, _ = prepared_for(SEED)
-    an_input = next(call.args[0] for (_, chk), calls in zip(ordered_checks(), plans)
+    an_input = next(call.args[0] for chk, calls in zip(ordered_checks(), plans)
                     for call in calls if chk.tier == "hidden" and call.name == "softmax")
     shown = repr(float(an_input.ravel()[-1]))
     assert leaked_numbers(f"x[-1] = {shown}", hidden) == {shown}
     assert leaked_numbers("largest relative error 0.53, 50% off, 1/3", hidden) == set()
     lines = code_lines(hidden_checks)
-    assert "expected=getattr(solutions,name)(*args,**kwargs)" in lines
+    assert "expected=exercise.reference[name](*args,**kwargs)" in lines
 
 
 def test_no_feedback_holds_a_hidden_number(every_feedback):
@@ -209,7 +212,7 @@ def test_no_feedback_holds_a_hidden_number(every_feedback):
 
 
 def test_no_feedback_holds_the_hidden_checks_code(every_feedback):
-    lines = code_lines(hidden_checks) | code_lines(mistakes)
+    lines = code_lines(hidden_checks) | code_lines(diagnosis) | code_lines(mistakes)
     for text in every_feedback:
         unspaced = "".join(text.split())
         assert [line for line in lines if line in unspaced] == []

@@ -3,8 +3,8 @@
 import pytest
 
 import solutions
-from autograder.grader.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_POINTS
-from autograder.authoring.sample_class import WRONG_ANSWER
+from tests.mha_exercise import POINTS, QUIZ_EXPLANATIONS, QUIZ_POINTS
+from tests.mha_exercise import WRONG_ANSWER
 from autograder.sandbox import Limits
 
 from .conftest import grade_answers

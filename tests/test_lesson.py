@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder.authoring import lesson
-from autograder.selfcheck import lending, show
+from tests.mha_exercise import EXERCISE, lending, show
+
+lesson = EXERCISE.content("lesson")
 
 
 def test_one_head_spreads_and_cannot_tell_the_sentences_apart():
@@ -78,9 +79,10 @@ def render_plots(language, no_cjk):
 import json, warnings
 import matplotlib
 matplotlib.use("Agg")
-from autograder.selfcheck import language
-language.LANGUAGE = {language!r}
-from autograder.selfcheck import plots
+from autograder.selfcheck.wording import speaking
+in_language = speaking({language!r})  # held: a dropped context would end at once
+in_language.__enter__()
+from tests.mha_exercise import plots
 import solutions as S
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

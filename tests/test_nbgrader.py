@@ -68,7 +68,7 @@ def test_feedback_is_generated(course, autograded):
 def test_nbgrader_validate_passes_a_finished_notebook_and_fails_an_untouched_one(course, tmp_path):
     import nbformat
 
-    from autograder.authoring.sample_class import fill, sample_answers
+    from tests.mha_exercise import fill, sample_answers
 
     import shutil
 
@@ -87,7 +87,7 @@ def test_nbgrader_validate_passes_a_finished_notebook_and_fails_an_untouched_one
 def test_the_english_release_grades_to_the_same_scores(course, autograded, tmp_path):
     import nbformat
 
-    from autograder.authoring.sample_class import fill, sample_answers
+    from tests.mha_exercise import fill, sample_answers
 
     english = nbformat.read(str(course / "assignments" / "mha_en" / "mha.ipynb"), as_version=4)
     for student, answers in sample_answers().items():

@@ -7,9 +7,9 @@ import nbformat
 import pytest
 
 import solutions
-from autograder.authoring.build import ASSIGNMENTS
-from autograder.selfcheck import lending
-from autograder.authoring.sample_class import fill, sample_answers
+from tests.mha_exercise import ASSIGNMENTS
+from tests.mha_exercise import lending
+from tests.mha_exercise import fill, sample_answers
 
 from .conftest import REPO
 

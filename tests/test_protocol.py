@@ -137,7 +137,7 @@ def test_the_grader_sees_a_write_into_the_writable_inputs_itself():
 
 # ------------------------------------------------ time: per call, and per submission
 
-from autograder.grader.grading import reference_functions  # noqa: E402
+from tests.mha_exercise import EXERCISE  # noqa: E402
 from autograder.sandbox import IsolatedStudent, Limits  # noqa: E402
 
 PINGING = ("import time\n"
@@ -150,7 +150,7 @@ PINGING = ("import time\n"
 def test_every_message_of_a_call_counts_against_its_one_deadline():
     call = PlannedCall("softmax", (np.ones(3),), stand_ins=True,
                        answers=[("dot_product", (np.ones(2), np.ones(2)), {}, 2.0)])
-    with IsolatedStudent([("a", PINGING)], reference_functions(),
+    with IsolatedStudent([("a", PINGING)], EXERCISE.reference,
                          Limits(call_seconds=1.5)) as student:
         (outcome,) = student.run_calls([call])
     assert outcome.status == "crashed"
@@ -160,7 +160,7 @@ def test_every_message_of_a_call_counts_against_its_one_deadline():
 def test_a_submission_has_one_wall_clock_limit_for_all_its_calls():
     slow = "import time\ndef dot_product(u, v):\n    time.sleep(0.4)\n    return 0.0\n"
     calls = [PlannedCall("dot_product", (np.ones(2), np.ones(2))) for _ in range(30)]
-    with IsolatedStudent([("a", slow)], reference_functions(),
+    with IsolatedStudent([("a", slow)], EXERCISE.reference,
                          Limits(call_seconds=5, submission_seconds=2)) as student:
         outcomes = student.run_calls(calls)
     statuses = [o.status for o in outcomes]

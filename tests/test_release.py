@@ -10,12 +10,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import solutions
-from autograder.authoring.build import (ASSIGNMENTS, WRITTEN_POINTS, layout_text, solution_cell_source,
-                              source_files)
-from autograder.grader import mistakes
-from autograder.grader.tampering import LAYOUT_FILE
-from autograder.grader.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
+from autograder.authoring.build import exercise_files, solution_cell_source, source_files
+from tests.mha_exercise import (ASSIGNMENTS, EXERCISE, POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY,
+                                QUIZ_POINTS)
+
+mistakes = EXERCISE.content("mistakes")
+WRITTEN_POINTS = 1  # each optional written answer, by hand, on top of the 100
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASES = [REPO / "assignments" / assignment for assignment in ASSIGNMENTS]
@@ -23,7 +23,7 @@ RELEASES = [REPO / "assignments" / assignment for assignment in ASSIGNMENTS]
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_committed_source_matches_a_fresh_build(assignment):
-    expected = source_files(assignment)
+    expected = source_files(EXERCISE, assignment)
     folder = REPO / "source" / assignment
     committed = {str(p.relative_to(folder)): p.read_text(encoding="utf-8")
                  for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
@@ -32,10 +32,12 @@ def test_committed_source_matches_a_fresh_build(assignment):
     assert not stale, f"source/{assignment} is stale, run `mhakit build`: {stale}"
 
 
-def test_release_layout_matches_a_fresh_build():
-    # The tampering check reads the release's layout from this generated file.
-    assert LAYOUT_FILE.read_text(encoding="utf-8") == layout_text(), (
-        "autograder/release_layout.json is stale, run `mhakit build`")
+def test_the_exercise_files_match_a_fresh_build():
+    # The tampering check reads the release's layout, and the self-check the fingerprints,
+    # from these generated files, committed with the exercise.
+    for path, text in exercise_files(EXERCISE).items():
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path.relative_to(REPO)} is stale, run `mhakit build --exercise-files`")
 
 
 def _tree(folder):
@@ -55,8 +57,8 @@ def test_committed_release_matches_nbgrader_generate_assignment(course, assignme
 def _solution_lines():
     """Every code line between the solution markers, as it appears in the source."""
     lines = set()
-    for name in solutions.FUNCTIONS:
-        text = solution_cell_source(name)
+    for name in EXERCISE.function_names:
+        text = solution_cell_source(EXERCISE, name)
         body = text.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
         # Short lines such as `else:` say nothing about the answer.
         lines |= {line.strip() for line in body.splitlines()
@@ -124,7 +126,7 @@ def test_every_contract_function_has_an_answer_cell_with_a_stub(release):
     notebook = nbformat.read(str(release / "mha.ipynb"), as_version=4)
     answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells
                if c.metadata.get("nbgrader", {}).get("solution")}
-    for name in solutions.FUNCTIONS:
+    for name in EXERCISE.function_names:
         assert f"def {name}(" in answers[f"answer_{name}"]
         assert "raise NotImplementedError()" in answers[f"answer_{name}"]
     for question in QUIZ_KEY:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grader.grading import grade_notebook
-from autograder.grader.hidden_checks import POINTS, QUIZ_POINTS
+from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits, cgroups, confinement
 
 from .attack_corpus import ATTACKS, Attack

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.authoring.sample_class import reference_body
+from tests.mha_exercise import reference_body
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE = REPO / "assignments" / "mha"

@@ -14,10 +14,10 @@ import nbformat
 import pytest
 
 from autograder.grader.grading import grade_notebook
-from autograder.grader.hidden_checks import POINTS
+from tests.mha_exercise import EXERCISE, POINTS
 from autograder.integrations.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
 from autograder.selfcheck.notebook import graded_cells_of
-from autograder.authoring.sample_class import fill, sample_answers
+from tests.mha_exercise import fill, sample_answers
 from autograder.grader.tampering import expected_layout, find_tampering, layout_of
 
 from .attack_corpus import RELEASE, REPO, UNIFORM_SOFTMAX  # before attacks_on_metadata
@@ -56,7 +56,7 @@ def honest_runs():
 @pytest.mark.parametrize("release", ["mha", "mha_en"])
 def test_the_untouched_releases_have_no_finding(release):
     notebook = json.loads((REPO / "assignments" / release / "mha.ipynb").read_text("utf-8"))
-    assert find_tampering(notebook) == []
+    assert find_tampering(notebook, EXERCISE) == []
 
 
 def test_the_layout_is_the_committed_releases():
@@ -64,7 +64,7 @@ def test_the_layout_is_the_committed_releases():
     in the same order, types, flags and points, and the same locked sources."""
     for release in ("mha", "mha_en"):
         notebook = json.loads((REPO / "assignments" / release / "mha.ipynb").read_text("utf-8"))
-        cells, locked = expected_layout()
+        cells, locked = expected_layout(EXERCISE)
         layout = layout_of(notebook)
         assert layout["cells"] == list(cells.values())
         assert layout["locked"] == locked
@@ -76,7 +76,7 @@ def test_notebooks_run_top_to_bottom_have_no_finding(honest_runs):
                       if c["metadata"].get("nbgrader", {}).get("grade")
                       and c["cell_type"] == "code"]
         assert all(c["outputs"] for c in test_cells), student  # the run left outputs there
-        assert find_tampering(notebook) == [], student
+        assert find_tampering(notebook, EXERCISE) == [], student
     kinds = {o["output_type"] for nb in honest_runs.values() for c in nb["cells"]
              if c["cell_type"] == "code" for o in c["outputs"]}
     assert {"stream", "error", "execute_result"} <= kinds  # the honest runs cover these
@@ -86,7 +86,7 @@ def test_outputs_copied_into_a_cell_that_never_ran_are_planted(honest_runs):
     notebook = copy.deepcopy(honest_runs["alice_correct"])
     [cell] = cells_with(notebook, "test_softmax")
     cell["execution_count"] = None
-    assert find_tampering(notebook) == [
+    assert find_tampering(notebook, EXERCISE) == [
         "test cell test_softmax holds outputs that running it cannot produce"]
 
 
@@ -96,7 +96,7 @@ def test_a_result_other_than_the_checks_own_is_planted(honest_runs):
     [result] = [o for o in cell["outputs"] if o["output_type"] == "execute_result"]
     assert "".join(result["data"]["text/plain"]) == "0.0"  # what check() returns, honestly
     result["data"]["text/plain"] = ["16"]
-    assert find_tampering(notebook) == [
+    assert find_tampering(notebook, EXERCISE) == [
         "test cell test_attention holds outputs that running it cannot produce"]
 
 
@@ -105,7 +105,7 @@ def test_another_parts_table_in_a_test_cell_is_planted(honest_runs):
     [softmax] = cells_with(notebook, "test_softmax")
     [dot] = cells_with(notebook, "test_dot_product")
     softmax["outputs"] = copy.deepcopy(dot["outputs"])  # a passing row, of dot_product
-    assert find_tampering(notebook) == [
+    assert find_tampering(notebook, EXERCISE) == [
         "test cell test_softmax holds outputs that running it cannot produce"]
 
 
@@ -146,8 +146,8 @@ KINDS = [
 @pytest.mark.parametrize("edit, finding", KINDS, ids=[finding for _, finding in KINDS])
 def test_each_kind_of_tampering_is_named(edit, finding):
     notebook = filled()
-    assert find_tampering(notebook) == []
-    assert finding in find_tampering(edit(notebook))
+    assert find_tampering(notebook, EXERCISE) == []
+    assert finding in find_tampering(edit(notebook), EXERCISE)
 
 
 def test_the_kernelspec_and_answer_outputs_are_never_findings():
@@ -155,16 +155,16 @@ def test_the_kernelspec_and_answer_outputs_are_never_findings():
                                                         "outputs-in-answer-cells")]
     assert len(honest) == 2
     for attack in honest:
-        assert find_tampering(json.loads(attack.make())) == [], attack.name
+        assert find_tampering(json.loads(attack.make()), EXERCISE) == [], attack.name
 
 
 def _graded_ids(notebook):
-    return [cell_id for cell_id, _ in graded_cells_of(notebook)]
+    return [cell_id for cell_id, _ in graded_cells_of(notebook, EXERCISE.kit_sources)]
 
 
 def test_every_code_cell_runs_except_the_kits_own():
     notebook = filled()
-    release, _ = expected_layout()
+    release, _ = expected_layout(EXERCISE)
     code = [grade_id for grade_id, entry in release.items() if entry["cell_type"] == "code"
             and not entry["locked"]]
     assert _graded_ids(notebook) == code
@@ -176,7 +176,7 @@ def test_every_code_cell_runs_except_the_kits_own():
 
 @pytest.mark.parametrize("attack", REDEFINING_SOFTMAX, ids=[a.name for a in REDEFINING_SOFTMAX])
 def test_a_later_cell_that_redefines_softmax_is_graded_whatever_its_metadata(attack):
-    defining = [source for _, source in graded_cells_of(json.loads(attack.make()))
+    defining = [source for _, source in graded_cells_of(json.loads(attack.make()), EXERCISE.kit_sources)
                 if "def softmax(" in source]
     assert len(defining) == 2 and UNIFORM_SOFTMAX.strip() in defining[-1]
 
@@ -184,23 +184,26 @@ def test_a_later_cell_that_redefines_softmax_is_graded_whatever_its_metadata(att
 def test_the_students_copy_skips_locked_cells_without_a_layout():
     """The shipped self-check has no release layout beside it: it skips what the
     notebook's metadata calls locked, and runs everything else."""
-    path = REPO / "assignments" / "mha" / "mhakit_student" / "notebook.py"
-    spec = importlib.util.spec_from_file_location("shipped_notebook", path)
-    shipped = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(shipped)
-    assert shipped.release_layout() is None
+    folder = REPO / "assignments" / "mha" / "mhakit_student"
+    spec = importlib.util.spec_from_file_location("shipped_self_check", folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = package
+    spec.loader.exec_module(package)
+    shipped = importlib.import_module("shipped_self_check.notebook")
+    assert not list(folder.rglob("release_layout.json"))
     notebook = filled()
     assert [c for c, _ in shipped.graded_cells_of(notebook)] == _graded_ids(notebook)
 
 
 def test_nbgrader_grades_the_cells_read_before_it_restores_anything():
     notebook = nbformat.from_dict(json.loads(REDEFINING_SOFTMAX[0].make()))
-    before = graded_cells_of(json.loads(nbformat.writes(notebook)))
+    before = graded_cells_of(json.loads(nbformat.writes(notebook)), EXERCISE.kit_sources)
     notebook.metadata[CELLS_STASH] = [["planted", "def softmax(x, axis=-1):\n    return x\n"]]
     notebook.metadata[STASH] = []
     notebook, _ = DetectTampering().preprocess(notebook, {"nbgrader": {"student": "s"}})
     assert [tuple(cell) for cell in notebook.metadata[CELLS_STASH]] == before
-    assert notebook.metadata[STASH] == find_tampering(json.loads(REDEFINING_SOFTMAX[0].make()))
+    assert notebook.metadata[STASH] == find_tampering(json.loads(REDEFINING_SOFTMAX[0].make()), EXERCISE)
     assert notebook.metadata[STASH]
 
 
@@ -208,7 +211,7 @@ def test_nbgrader_gets_the_release_flags_back():
     notebook = nbformat.from_dict(_set_meta("answer_softmax", grade=True, points=12)(
         _set_meta("test_softmax", grade=False, points=99)(filled())))
     notebook, _ = DetectTampering().preprocess(notebook, {"nbgrader": {"student": "s"}})
-    release, _ = expected_layout()
+    release, _ = expected_layout(EXERCISE)
     for grade_id in ("answer_softmax", "test_softmax"):
         [cell] = cells_with(notebook, grade_id)
         meta = cell["metadata"]["nbgrader"]

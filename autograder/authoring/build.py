@@ -1,9 +1,12 @@
-"""Building the nbgrader source folder, and the student release from it.
+"""Building an exercise's nbgrader source folders, and the student release from them.
 
-``source/mha/`` is derived, never edited by hand: its answer cells come from
-``solutions/mha.py``, its points from the hidden checks, and its self-check files are
-copies of ``autograder/public``. ``assignments/mha/`` is then produced by nbgrader's own
-``generate_assignment``. Tests rebuild both and fail when the committed copies are stale.
+``source/<assignment>/`` is derived, never edited by hand: its answer cells come from the
+exercise's reference, its points from the exercise's contract, and its self-check is a
+copy of ``autograder/selfcheck`` with the exercise's public package beside it as
+``mhakit_student/exercise``. ``assignments/<assignment>/`` is then produced by nbgrader's
+own ``generate_assignment``. The exercise's generated files (its release layout and its
+fingerprints) are written by ``write_exercise_files``, committed, and checked for
+staleness by the tests; a course build never writes into the kit.
 """
 
 import ast
@@ -16,21 +19,12 @@ from pathlib import Path
 
 import nbformat
 
-import solutions
-
-from . import lesson
-from ..grader.hidden_checks import POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY, QUIZ_POINTS
+from ..grader.tampering import layout_of
 from ..selfcheck.wording import pick
-from ..grader.tampering import LAYOUT_FILE, layout_of
+from . import lesson
 
-WRITTEN_POINTS = 1  # per optional written answer, graded by hand, on top of the 100
-
-ASSIGNMENTS = {"mha": "zh", "mha_en": "en"}  # assignment id -> language; "mha" is the default
-ASSIGNMENT = "mha"
-NOTEBOOK = "mha.ipynb"
 SHIPPED_PACKAGE = "mhakit_student"
-PUBLIC_DIR = Path(__file__).resolve().parents[1] / "selfcheck"
-SOLUTIONS_FILE = Path(solutions.mha.__file__)
+SELFCHECK_DIR = Path(__file__).resolve().parents[1] / "selfcheck"
 
 
 def _meta(grade_id, solution=False, grade=False, locked=False, points=None):
@@ -41,9 +35,9 @@ def _meta(grade_id, solution=False, grade=False, locked=False, points=None):
     return {"nbgrader": meta}
 
 
-def solution_cell_source(function_name):
+def solution_cell_source(exercise, function_name):
     """The reference function, its body wrapped in nbgrader's solution markers."""
-    text = SOLUTIONS_FILE.read_text(encoding="utf-8")
+    text = exercise.reference_file.read_text(encoding="utf-8")
     lines = text.splitlines()
     node = next(n for n in ast.parse(text).body
                 if isinstance(n, ast.FunctionDef) and n.name == function_name)
@@ -61,9 +55,9 @@ def test_cell_source(part):
             "### END HIDDEN TESTS")
 
 
-def quiz_answer_source(question):
+def quiz_answer_source(exercise, question):
     """The stub line stays in the release; the key goes between the solution markers."""
-    key = QUIZ_KEY[question.variable]
+    key = exercise.quiz.KEY[question.variable]
     stub = ('"A"、"B"、"C" 或 "D" / "A", "B", "C" or "D"' if isinstance(question, lesson.Choice)
             else "填数字 / a number")
     return (f"{question.variable} = None  # {stub}\n"
@@ -82,7 +76,7 @@ def _question_text(question, lang):
     return f"**{label}**: {text}"
 
 
-def _cells_for(item, lang):
+def _cells_for(exercise, item, lang):
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     if isinstance(item, lesson.Text):
         return [md(item.zh if lang == "zh" else item.en, id=item.id)]
@@ -90,27 +84,29 @@ def _cells_for(item, lang):
         return [code(item.source, id=item.id, metadata=_meta(item.id, locked=True))]
     if isinstance(item, (lesson.Choice, lesson.Number)):
         return [md(_question_text(item, lang), id=f"about_{item.variable}"),
-                code(quiz_answer_source(item), id=f"answer_{item.variable}",
+                code(quiz_answer_source(exercise, item), id=f"answer_{item.variable}",
                      metadata=_meta(f"answer_{item.variable}", solution=True))]
     if isinstance(item, lesson.Written):
         question = item.zh if lang == "zh" else item.en
-        model = pick(QUIZ_EXPLANATIONS["quiz_" + item.id.split("_")[1]], lang)
         return [md(question, id=f"about_{item.id}"),
-                md(model, id=item.id, metadata=_meta(item.id, solution=True, grade=True,
-                                                     points=WRITTEN_POINTS))]
-    if item.function == "quiz":
-        return [code(test_cell_source("quiz"), id="test_quiz",
-                     metadata=_meta("test_quiz", grade=True, locked=True,
-                                    points=sum(QUIZ_POINTS.values())))]
+                md(pick(item.model, lang), id=item.id,
+                   metadata=_meta(item.id, solution=True, grade=True, points=item.points))]
     name = item.function
-    return [code(solution_cell_source(name), id=f"answer_{name}",
-                 metadata=_meta(f"answer_{name}", solution=True)),
-            code(test_cell_source(name), id=f"test_{name}",
-                 metadata=_meta(f"test_{name}", grade=True, locked=True, points=sum(POINTS[name])))]
+    points = exercise.part_points(name)
+    test = code(test_cell_source(name), id=f"test_{name}",
+                metadata=_meta(f"test_{name}", grade=True, locked=True,
+                               points=int(points) if points == int(points) else points))
+    if name == "quiz":  # its answers are the questions' cells
+        return [test]
+    return [code(solution_cell_source(exercise, name), id=f"answer_{name}",
+                 metadata=_meta(f"answer_{name}", solution=True)), test]
 
 
-def build_notebook(lang="zh"):
-    cells = [cell for item in lesson.LESSON for cell in _cells_for(item, lang)]
+def build_notebook(exercise, lang=None):
+    """The source notebook of ``exercise`` in ``lang`` (default: its first assignment's)."""
+    lang = lang or exercise.assignments[exercise.default_assignment]
+    items = exercise.content("lesson").LESSON
+    cells = [cell for item in items for cell in _cells_for(exercise, item, lang)]
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python",
                                         "name": "python3"},
@@ -121,9 +117,9 @@ def build_notebook(lang="zh"):
 
 
 SELFCHECK_SCRIPT = '''\
-"""自查 mha 作业 | Self-check for the mha assignment.
+"""自查作业 | Self-check for the assignment.
 
-    python selfcheck.py mha.ipynb
+    python selfcheck.py {notebook}
 
 checks the saved notebook with the public checks, prints a table and exits non-zero
 while anything fails. Inside the notebook, `check()` does the same for the functions as
@@ -139,34 +135,36 @@ if __name__ == "__main__":
 '''
 
 
-def source_files(assignment=ASSIGNMENT):
+def source_files(exercise, assignment):
     """{relative path: text} of everything under source/<assignment>/."""
-    lang = ASSIGNMENTS[assignment]
-    files = {NOTEBOOK: nbformat.writes(build_notebook(lang)) + "\n",
-             "selfcheck.py": SELFCHECK_SCRIPT}
-    for path in sorted(PUBLIC_DIR.glob("*.py")):
+    lang = exercise.assignments[assignment]
+    files = {exercise.notebook: nbformat.writes(build_notebook(exercise, lang)) + "\n",
+             "selfcheck.py": SELFCHECK_SCRIPT.replace("{notebook}", exercise.notebook)}
+    for path in sorted(SELFCHECK_DIR.glob("*.py")):
         files[f"{SHIPPED_PACKAGE}/{path.name}"] = path.read_text(encoding="utf-8")
-    files[f"{SHIPPED_PACKAGE}/fingerprints.json"] = fingerprints_text()
+    for path in sorted(exercise.public_folder.glob("*")):
+        if path.suffix in (".py", ".json"):
+            files[f"{SHIPPED_PACKAGE}/exercise/{path.name}"] = path.read_text(encoding="utf-8")
     language = files[f"{SHIPPED_PACKAGE}/language.py"]
     files[f"{SHIPPED_PACKAGE}/language.py"] = language.replace('LANGUAGE = "zh"',
                                                                f'LANGUAGE = "{lang}"')
     return files
 
 
-def fingerprints_text():
+def fingerprints_text(exercise):
     """fingerprints.json for the released self-check: for each call a public check makes,
     the hash of each catalogued wrong variant's result (never the variants themselves)."""
     import numpy as np
 
-    from ..grader.mistakes import CATALOGUE
+    from ..grader.diagnosis import catalogue
     from ..grader.planning import PlanningStudent
     from ..selfcheck.fingerprints import fingerprint, probe_key
-    from ..selfcheck.framework import PUBLIC, checks_for
+    from ..selfcheck.framework import PUBLIC
     from ..selfcheck.runner import run_check
 
-    reference = {name: getattr(solutions, name) for name in solutions.FUNCTIONS}
+    reference, mistakes = exercise.reference, catalogue(exercise)
     probes, named = {}, set()
-    for chk in checks_for(tier=PUBLIC):
+    for chk in exercise.public.CHECKS.of(tier=PUBLIC):
         planner = PlanningStudent(reference)
         run_check(chk, planner, None)
         for call in (c for c in planner.calls if not c.variable):
@@ -174,7 +172,7 @@ def fingerprints_text():
                 right, table = fingerprint(reference[call.name](*call.args, **call.kwargs)), {}
             except ValueError:  # a check that feeds invalid input on purpose
                 continue
-            for mistake in CATALOGUE.get(call.name, ()):
+            for mistake in mistakes.get(call.name, ()):
                 for variant in mistake.variants:
                     try:
                         with np.errstate(all="ignore"):
@@ -186,27 +184,38 @@ def fingerprints_text():
             if table:
                 probes[probe_key(call.name, call.args, call.kwargs)] = table
                 named |= set(table.values())
-    hints = {m.id: {"zh": m.zh, "en": m.en} for ms in CATALOGUE.values() for m in ms
+    hints = {m.id: {"zh": m.zh, "en": m.en} for ms in mistakes.values() for m in ms
              if m.id in named}
     return json.dumps({"probes": probes, "hints": hints}, ensure_ascii=False, indent=1,
                       sort_keys=True) + "\n"
 
 
-def layout_text():
+def layout_text(exercise):
     """release_layout.json's text: what the tampering check compares submissions with."""
-    return json.dumps(layout_of(build_notebook()), ensure_ascii=False, indent=1) + "\n"
+    return json.dumps(layout_of(build_notebook(exercise)), ensure_ascii=False, indent=1) + "\n"
 
 
-def write_source(course_dir, assignments=tuple(ASSIGNMENTS)):
-    """Write source/<assignment>/ for each assignment (and the kit's release_layout.json);
-    return the folders."""
-    LAYOUT_FILE.write_text(layout_text(), encoding="utf-8")
+def exercise_files(exercise):
+    """{path: text} of the files the build generates for the exercise's folder."""
+    return {exercise.layout_file: layout_text(exercise),
+            exercise.fingerprints_file: fingerprints_text(exercise)}
+
+
+def write_exercise_files(exercise):
+    """Rewrite the exercise's generated files (an author's step, before committing)."""
+    for path, text in exercise_files(exercise).items():
+        path.write_text(text, encoding="utf-8")
+    return list(exercise_files(exercise))
+
+
+def write_source(exercise, course_dir, assignments=None):
+    """Write source/<assignment>/ for each of the exercise's assignments; return the folders."""
     folders = []
-    for assignment in assignments:
+    for assignment in assignments or exercise.assignments:
         target = Path(course_dir) / "source" / assignment
         if target.exists():
             shutil.rmtree(target)
-        for relative, text in source_files(assignment).items():
+        for relative, text in source_files(exercise, assignment).items():
             path = target / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
@@ -214,7 +223,7 @@ def write_source(course_dir, assignments=tuple(ASSIGNMENTS)):
     return folders
 
 
-def generate_release(course_dir, assignment=ASSIGNMENT):
+def generate_release(course_dir, assignment):
     """Run nbgrader's generate_assignment in ``course_dir``; return the release folder."""
     command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
                "--log-level=WARN"]

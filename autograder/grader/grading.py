@@ -11,63 +11,60 @@ from pathlib import Path
 
 import numpy as np
 
-import solutions
-
 from .. import __version__
-from . import hidden_checks  # noqa: F401 - importing registers the hidden checks
-from .notebook_file import clean, read_notebook
-from ..selfcheck.framework import HIDDEN, REGISTRY
-from ..selfcheck.notebook import graded_cells_of
-from .planning import batch_groups, plan, run_planned
-from ..selfcheck.runner import NOT_IMPLEMENTED, PASSED, SECTIONS
+from ..exercise import current
 from ..sandbox import EncodedBatch, IsolatedStudent, Limits
+from ..selfcheck.framework import HIDDEN
+from ..selfcheck.notebook import graded_cells_of
+from ..selfcheck.notebook_file import clean, read_notebook
+from ..selfcheck.runner import NOT_IMPLEMENTED, PASSED
+from ..selfcheck.wording import decide
+from .planning import batch_groups, plan, run_planned
 from .style import style_notes
 from .tampering import find_tampering
 
-GRADED_FUNCTIONS = tuple(solutions.FUNCTIONS)
-PARTS = GRADED_FUNCTIONS + ("quiz",)
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
-_GRADER_FILES = ("selfcheck/framework.py", "selfcheck/checks.py", "selfcheck/runner.py",
-                 "selfcheck/notebook.py", "selfcheck/fingerprints.py", "selfcheck/wording.py",
-                 "grader/hidden_checks.py", "grader/grading.py", "grader/planning.py",
-                 "grader/mistakes.py", "grader/style.py", "grader/tampering.py",
-                 "grader/notebook_file.py", "release_layout.json")
-
-
-@lru_cache(maxsize=1)
-def graders_hash():
-    """Identifies the graders and the reference; a result records it."""
-    digest = hashlib.sha256()
-    here = Path(__file__).resolve().parents[1]
-    for name in _GRADER_FILES:
-        digest.update((here / name).read_bytes())
-    for path in sorted((here / "sandbox").rglob("*.py")):
-        digest.update(path.read_bytes())
-    digest.update(Path(solutions.mha.__file__).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def ordered_checks():
-    """Checks in notebook order, public before hidden within each part."""
-    rank = {name: i for i, name in enumerate(SECTIONS)}
-    indexed = list(enumerate(REGISTRY))
-    return sorted(indexed, key=lambda item: (rank[item[1].function], item[1].tier != "public"))
-
-
-def reference_functions():
-    return {name: getattr(solutions, name) for name in GRADED_FUNCTIONS}
-
-
-def _inputs_for(seed):
-    return lambda index: np.random.default_rng([seed, index])
+KIT = Path(__file__).resolve().parents[1]
+GRADING_ROOMS = ("selfcheck", "grader", "sandbox")  # the engine's code that decides a grade
 
 
 @lru_cache(maxsize=4)
-def prepared_for(seed):
+def graders_hash(exercise=None):
+    """Identifies what decides a grade: the engine's grading code and the exercise's
+    checks, cases, layout and reference (not its lesson text); a result records it."""
+    exercise = exercise or current()
+    named = [(path.relative_to(KIT), path) for room in GRADING_ROOMS
+             for path in sorted((KIT / room).rglob("*.py"))]
+    named += [(Path(exercise.name) / path.relative_to(exercise.folder), path)
+              for path in exercise.grading_files() if path.is_relative_to(exercise.folder)]
+    named.append((Path("reference"), exercise.reference_file))
+    digest = hashlib.sha256()
+    for name, path in named:
+        digest.update(name.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def ordered_checks(exercise=None):
+    """The exercise's checks in notebook order, public before hidden within each part."""
+    return (exercise or current()).checks
+
+
+def seeded(seed):
+    """``rng_for(check)``: the generator of a check's hidden inputs, from the run's seed and
+    the check's name, so adding or moving a check changes no other check's inputs."""
+    def rng_for(chk):
+        name = int.from_bytes(hashlib.sha256(chk.name.encode()).digest()[:8], "big")
+        return np.random.default_rng([seed, name])
+    return rng_for
+
+
+@lru_cache(maxsize=4)
+def prepared_for(seed, exercise=None):
     """(plans, their calls in batches encoded for the child) under ``seed``. A batch grades
     every submission with one seed, so this is worked out once (see planning.py)."""
-    checks, reference = ordered_checks(), reference_functions()
-    plans = plan(checks, reference, _inputs_for(seed))
+    exercise = exercise or current()
+    checks, reference = ordered_checks(exercise), exercise.reference
+    plans = plan(checks, reference, seeded(seed))
     batches = []
     for positions in batch_groups(checks, plans):
         calls = [call for position in positions for call in plans[position]]
@@ -75,7 +72,7 @@ def prepared_for(seed):
     return plans, batches
 
 
-def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):
+def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exercise=None):
     """Grade code cells [(cell id, source)]; return a results.json dict, its feedback in
     ``language`` ("zh" or "en") where a diagnosis names a mistake.
 
@@ -83,10 +80,11 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):
     reported in the result's status, never as a silent zero.
     """
     seed = secrets.randbits(63) if seed is None else int(seed)
+    exercise = exercise or current()
     try:
-        result = _grade(cells, seed, limits, list(tampering), language)
+        result = _grade(cells, seed, limits, list(tampering), language, exercise)
     except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
-        result = _result([], seed, {"error": f"{type(error).__name__}: {error}"})
+        result = _result([], seed, {"error": f"{type(error).__name__}: {error}"}, exercise)
         result["extra_data"]["status"] = "grading failed"
         result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
     # Student code writes into the result (exception text, load errors): on both doors
@@ -94,14 +92,15 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh"):
     return clean(result)
 
 
-def _grade(cells, seed, limits, tampering, language):
+def _grade(cells, seed, limits, tampering, language, exercise):
     tests = []
-    checks = ordered_checks()
+    checks = ordered_checks(exercise)
     limits = limits or Limits.from_environment()
-    with IsolatedStudent(cells, reference_functions(), limits) as student:
-        plans, encoded = prepared_for(seed)
-        results = run_planned(checks, plans, student, _inputs_for(seed), encoded, language)
-        for (_, chk), result in zip(checks, results):
+    with IsolatedStudent(cells, exercise.reference, limits) as student:
+        plans, encoded = prepared_for(seed, exercise)
+        results = run_planned(checks, plans, student, seeded(seed), encoded, language,
+                              exercise)
+        for chk, result in zip(checks, results):
             tests.append({
                 "name": chk.name,
                 "score": result.score,
@@ -110,13 +109,13 @@ def _grade(cells, seed, limits, tampering, language):
                 "output": result.message or "passed",
                 "visibility": VISIBILITY[chk.tier],
             })
-            if result.tags:  # diagnosed mistakes, e.g. "split_heads/reshape-without-transpose"
+            if result.tags:  # diagnosed mistakes, as "<function>/<what went wrong>"
                 tests[-1]["tags"] = list(result.tags)
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
                  "isolation": student.layers, "confinement": student.confinement,
                  "tampering": tampering, "language": language,
-                 "style": style_notes(cells, language)}
-    return _result(tests, seed, extra)
+                 "style": style_notes(cells, exercise, language)}
+    return _result(tests, seed, extra, exercise)
 
 
 UNCONFINED_NOTE = "graded unconfined: student code could read the course"
@@ -125,7 +124,7 @@ UNCONFINED_NOTE = "graded unconfined: student code could read the course"
 def needs_review(extra):
     """Why a person should look at a grade, one line each (tampering, a failure, grading
     without confinement); empty when nothing calls for it. Both doors flag these."""
-    from .notebook_file import one_line
+    from ..selfcheck.notebook_file import one_line
 
     problems = list(extra.get("tampering") or [])
     if extra.get("status") in ("unreadable", "grading failed"):
@@ -135,9 +134,10 @@ def needs_review(extra):
     return problems
 
 
-def _result(tests, seed, extra):
+def _result(tests, seed, extra, exercise=None):
+    exercise = exercise or current()
     parts = {part: sum(t["score"] for t in tests if t["name"].startswith(part + ":"))
-             for part in PARTS}
+             for part in exercise.parts}
     notes = [label for label, key in (("crashes", "crashes"), ("tampering", "tampering"))
              if extra.get(key)] + (["unconfined"] if extra.get("confinement") == "plain" else [])
     status = "graded" + (f" ({', '.join(notes)})" if notes else "")
@@ -145,14 +145,15 @@ def _result(tests, seed, extra):
         "score": round(sum(t["score"] for t in tests), 6),
         "tests": tests,
         "extra_data": dict(extra, seed=seed, parts=parts, status=status,
-                           mhakit_version=__version__, graders_hash=graders_hash(),
+                           mhakit_version=__version__, exercise=exercise.name,
+                           graders_hash=graders_hash(exercise),
                            max_score=sum(t["max_score"] for t in tests)),
     }
 
 
-def unreadable(reason, seed=None):
+def unreadable(reason, seed=None, exercise=None):
     """The result for a file that is not a notebook: zero, with the reason."""
-    result = _result([], seed, {"error": reason})
+    result = _result([], seed, {"error": reason}, exercise)
     result["extra_data"]["status"] = "unreadable"
     result["output"] = f"This submission could not be graded: {reason}"
     return result
@@ -177,12 +178,12 @@ def grade_notebook(path, seed=None, limits=None, language=None):
 def read_and_grade(path, seed=None, limits=None, language=None):
     """(result, the notebook as read, or None when it could not be read). The feedback
     speaks ``language`` when given, else the notebook's own."""
-    notebook = None
+    notebook, exercise = None, current()
     try:
         notebook = read_notebook(path)  # bounded: size, depth, containers (notebook_file)
-        cells = graded_cells_of(notebook)
-        tampering = find_tampering(notebook)
-        language = language or language_of(notebook)
+        cells = graded_cells_of(notebook, exercise.kit_sources)
+        tampering = find_tampering(notebook, exercise)
+        language = decide(language, notebook)
     # A reason why a file is unreadable may quote the file: it is cleaned like a result
     # of grade_cells, valid UTF-8 and bounded.
     except (OSError, ValueError) as error:
@@ -205,27 +206,20 @@ def grade_notebook_bytes(name, data, seed=None, language=None):
         return grade_notebook(path, seed, language=language)
 
 
-def language_of(notebook):
-    """The release's language, which the build records in the notebook's metadata."""
-    meta = notebook.get("metadata") if isinstance(notebook, dict) else None
-    meta = meta.get("mhakit") if isinstance(meta, dict) else None
-    language = meta.get("language") if isinstance(meta, dict) else None
-    return language if language in ("zh", "en") else "zh"
-
-
 def part_scores(result):
     return result["extra_data"]["parts"]
 
 
-@lru_cache(maxsize=2)
-def _titles(language):
-    return {chk.name: chk.title(language) for chk in REGISTRY}
+@lru_cache(maxsize=4)
+def _titles(language, exercise):
+    return {chk.name: chk.title(language) for chk in ordered_checks(exercise)}
 
 
 def title_of(test, result):
     """A test's name as the student reads it: in the result's language. (results.json
     keeps the English name in both, for scripts.)"""
-    return _titles(result["extra_data"].get("language", "zh")).get(test["name"], test["name"])
+    titles = _titles(decide(result["extra_data"].get("language")), current())
+    return titles.get(test["name"], test["name"])
 
 
 def part_summary(result, part):

@@ -57,8 +57,9 @@ class PlanningStudent:
 
 def _tracing(function, reference, answers):
     """``function`` with its calls of the other contract functions noted in ``answers``,
-    and theirs in turn (multi_head_attention's attention calls softmax): a student's
-    multi_head_attention that does attention's work itself still meets its stand-ins.
+    and theirs in turn (a function built from pieces that are themselves built from
+    pieces): a student's function that does a piece's work itself still meets the
+    stand-ins of that piece's own pieces.
 
     A copy with its own globals, so that the reference module itself never changes.
     """
@@ -135,9 +136,9 @@ def plan(checks, reference, rng_for):
     from ..selfcheck.runner import run_check
 
     plans = []
-    for index, chk in checks:
+    for chk in checks:
         planner = PlanningStudent(reference)
-        run_check(chk, planner, rng_for(index))
+        run_check(chk, planner, rng_for(chk))
         plans.append(planner.calls)
     return plans
 
@@ -148,7 +149,7 @@ def batch_groups(checks, plans):
     check before it runs; neighbours that carry none (public checks with the inputs
     printed in the notebook, the quiz's variable reads) share one batch."""
     groups = []
-    for position, ((_, chk), calls) in enumerate(zip(checks, plans)):
+    for position, (chk, calls) in enumerate(zip(checks, plans)):
         open_to_all = chk.tier == PUBLIC or all(call.variable for call in calls)
         if open_to_all and groups and groups[-1][1]:
             groups[-1][0].append(position)
@@ -157,17 +158,21 @@ def batch_groups(checks, plans):
     return [positions for positions, _ in groups]
 
 
-def run_planned(checks, plans, student, rng_for, batches=None, language="zh"):
-    """Run ``checks`` [(index, check)] against the isolated ``student``; Results in order.
+def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
+                exercise=None):
+    """Run ``checks`` against the isolated ``student``; Results in order.
 
     ``plans`` comes from ``plan``; ``batches`` (optional) is [(positions, EncodedBatch of
-    their calls)] as ``batch_groups`` groups them. ``rng_for(index)`` gives a fresh
+    their calls)] as ``batch_groups`` groups them. ``rng_for(check)`` gives a fresh
     generator with the same seed on every call, so that planning and replaying draw the
-    same inputs. Each batch is replayed before the next one is sent.
+    same inputs. Each batch is replayed before the next one is sent. A wrong value is
+    named from the ``exercise``'s catalogue of mistakes.
     """
-    from .mistakes import name_by_variants
+    from ..exercise import current
     from ..selfcheck.runner import run_check
+    from .diagnosis import namer
 
+    name_mistake = namer(exercise or current())
     batches = batches or [(group, None) for group in batch_groups(checks, plans)]
     results = []
     # The child's crashes are described in the language too, and a shape it returns to
@@ -177,8 +182,7 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh"):
             calls = [call for position in positions for call in plans[position]]
             outcomes = iter(student.run_calls(calls, batch) if calls else [])
             for position in positions:
-                index, chk = checks[position]
-                mine = plans[position]
+                chk, mine = checks[position], plans[position]
                 replay = ReplayingStudent(mine, [next(outcomes) for _ in mine], student)
-                results.append(run_check(chk, replay, rng_for(index), name_by_variants))
+                results.append(run_check(chk, replay, rng_for(chk), name_mistake))
     return results

@@ -8,30 +8,6 @@ literal tuple, such as the reference's check of the four weight matrices, does n
 
 import ast
 
-import solutions
-
-VECTORISED = {
-    "dot_product": ("把两个数组逐项相乘，再沿最后一维求和，一次算完整批。",
-                    "multiply the arrays elementwise and sum over the last axis: one "
-                    "expression for the whole batch."),
-    "attention_scores": ("@ 会对前面所有的批次轴一起做矩阵乘法，把 K 的最后两维用 np.swapaxes 交换即可。",
-                         "@ multiplies whole stacks of matrices at once; swap K's last two "
-                         "axes with np.swapaxes."),
-    "softmax": ("np.max、np.exp 和 np.sum 配上 axis=axis、keepdims=True，所有行一起算。",
-                "np.max, np.exp and np.sum with axis=axis and keepdims=True treat all rows "
-                "at once."),
-    "attention": ("@ 会处理整叠矩阵，掩码用 np.where 一次加上。",
-                  "@ handles whole stacks of matrices, and np.where applies the mask in one go."),
-    "split_heads": ("一次 reshape 加一次 np.swapaxes 就能得到所有头，不必逐个头循环。",
-                    "one reshape and one np.swapaxes give every head at once, without a loop "
-                    "over heads."),
-    "concat_heads": ("一次 np.swapaxes 加一次 reshape 就能拼好所有头。",
-                     "one np.swapaxes and one reshape join every head at once."),
-    "output_projection": ("@ 对任意多的前导轴都适用。", "@ works with any number of leading axes."),
-    "multi_head_attention": ("split_heads 一次给出所有头，attention 能直接处理 (..., h, T, d_k) 整叠。",
-                             "split_heads gives all heads at once, and attention takes the whole "
-                             "(..., h, T, d_k) stack."),
-}
 LABEL = {"zh": "写法提示（不扣分）：", "en": "Style note (no points): "}
 
 
@@ -55,8 +31,10 @@ def _loops(function):
             yield node.lineno
 
 
-def style_notes(cells, language="zh"):
-    """{function: note} for each graded function whose last definition loops over data."""
+def style_notes(cells, exercise, language="zh"):
+    """{function: note} for each graded function whose last definition loops over data;
+    the hint is the exercise's (its ``style.HINTS``)."""
+    hints = exercise.content("style").HINTS
     defined = {}
     for _, source in cells:
         try:
@@ -64,7 +42,7 @@ def style_notes(cells, language="zh"):
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name in solutions.FUNCTIONS:
+            if isinstance(node, ast.FunctionDef) and node.name in hints:
                 defined[node.name] = node  # a later cell's definition wins, as when run
     notes = {}
     for name, function in defined.items():
@@ -73,6 +51,6 @@ def style_notes(cells, language="zh"):
             where = ", ".join(str(line) for line in lines)
             loop = (f"第 {where} 行有 Python 循环；" if language == "zh"
                     else f"a Python loop (line {where}); ")
-            zh, en = VECTORISED[name]
+            zh, en = hints[name]
             notes[name] = LABEL[language] + loop + (zh if language == "zh" else en)
     return notes

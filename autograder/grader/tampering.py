@@ -1,7 +1,7 @@
 """Finding changes a student should not have made to the released notebook.
 
-The release's nbgrader cells are compared with release_layout.json, which ``mhakit
-build`` writes from the lesson: each cell's grade id, its place, its cell type, its
+The release's nbgrader cells are compared with the exercise's release_layout.json, which
+the build writes from the lesson: each cell's grade id, its place, its cell type, its
 nbgrader flags and points, and the source of each locked cell. Deleted, renamed, moved,
 duplicated or added nbgrader cells, changed points, flags or cell types, edited locked
 cells, outputs in a test cell that running it cannot produce, and a notebook of another
@@ -15,12 +15,8 @@ the notebook's kernelspec.
 
 import re
 from collections import Counter
-from pathlib import Path
 
-from ..selfcheck.notebook import nbgrader_meta, normal_source, release_layout, source_text
-
-LAYOUT_FILE = Path(__file__).resolve().parents[1] / "release_layout.json"
-FLAGS = ("grade", "solution", "locked")
+from ..selfcheck.cells import FLAGS, nbgrader_meta, normal_source, source_text, valid_meta
 CHECKED_PART = re.compile(r"""check\(["'](\w+)["']\)""")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 
@@ -49,17 +45,11 @@ def layout_of(notebook):
     return {"cells": cells, "locked": locked}
 
 
-def expected_layout():
+def expected_layout(exercise):
     """({grade id: its layout entry}, in the release's order; {locked cell id: normalised
-    source}) of the release."""
-    layout = release_layout()
+    source}) of the exercise's release."""
+    layout = exercise.layout
     return {entry["grade_id"]: entry for entry in layout["cells"]}, layout["locked"]
-
-
-def valid_meta(cell):
-    """The cell's nbgrader metadata when nbgrader would accept it (schema 3), else {}."""
-    meta = nbgrader_meta(cell)
-    return meta if meta.get("schema_version") == 3 and "grade_id" in meta else {}
 
 
 def _shown(value, limit=40):
@@ -141,10 +131,10 @@ def _honest_test_outputs(cell, part):
     return not stdout or part is None or part in rows
 
 
-def find_tampering(notebook):
+def find_tampering(notebook, exercise):
     """A list of plain-language findings; empty when the notebook is as released."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict)]
-    release, locked = expected_layout()
+    release, locked = expected_layout(exercise)
     malformed = [c for c in cells if isinstance(c.get("metadata"), dict)
                  and "nbgrader" in c["metadata"] and not valid_meta(c)]
     by_id = {}
@@ -152,7 +142,7 @@ def find_tampering(notebook):
         if valid_meta(cell):
             by_id.setdefault(str(valid_meta(cell)["grade_id"]), []).append(cell)
     if not set(by_id) & set(release):
-        return ["this is not the mha notebook: none of its cells are there"]
+        return [f"this is not the {exercise.name} notebook: none of its cells are there"]
     findings = [f"{len(malformed)} cell(s) with edited nbgrader metadata"] if malformed else []
     for grade_id, entry in release.items():
         found = by_id.get(grade_id, [])

@@ -21,12 +21,14 @@ from rich.text import Text
 
 from .. import __version__
 from .feedback import feedback_html, feedback_markdown
-from ..grader.grading import (GRADED_FUNCTIONS, file_hash, grade_notebook, grade_notebook_bytes,
-                      graders_hash, unreadable)
-from ..grader.notebook_file import clean, one_line, read_bounded, scan_json
+from ..exercise import current
+from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
+                              unreadable)
+from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
 from .report import write_report
 
-CSV_COLUMNS = ("student", "total") + GRADED_FUNCTIONS + ("quiz", "status")
+def csv_columns():
+    return ("student", "total") + current().parts + ("status",)
 
 
 # Files the batch writes next to the students' folders: no student's folder may take them.
@@ -383,7 +385,7 @@ def status_line(result):
 def grade_row(student, result):
     parts = result["extra_data"]["parts"]
     row = {"student": student, "total": f"{result['score']:g}", "status": status_line(result)}
-    row.update({part: f"{parts.get(part, 0):g}" for part in GRADED_FUNCTIONS + ("quiz",)})
+    row.update({part: f"{parts.get(part, 0):g}" for part in current().parts})
     return row
 
 
@@ -391,17 +393,16 @@ def write_grades_csv(path, results):
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, newline="",
                                      encoding="utf-8", suffix=".tmp") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=csv_columns())
         writer.writeheader()
         for student in sorted(results):
             writer.writerow(grade_row(student, results[student]))
     os.replace(handle.name, path)
 
 
-# Short headers keep the table inside an 80-column terminal.
-SHORT = {"dot_product": "dot", "attention_scores": "scores", "softmax": "softmax",
-         "attention": "attn", "split_heads": "split", "concat_heads": "concat",
-         "output_projection": "W_o", "multi_head_attention": "mha"}
+def short_headers():
+    """The exercise's short column names keep the table inside an 80-column terminal."""
+    return {f.name: f.short for f in current().functions if f.short}
 
 
 def wide_console():
@@ -412,10 +413,11 @@ def wide_console():
 
 def grade_table(results):
     table = Table(box=box.SIMPLE_HEAD, title="Graded by mha-kit (auto-graded points out of 100)")
-    for column in CSV_COLUMNS:
-        table.add_column(SHORT.get(column, column),
+    columns, short = csv_columns(), short_headers()
+    for column in columns:
+        table.add_column(short.get(column, column),
                          justify="left" if column in ("student", "status") else "right")
     for student, result in results.items():
         row = grade_row(student, result)
-        table.add_row(*(Text(row[c]) for c in CSV_COLUMNS))  # a name like "[red]" is text
+        table.add_row(*(Text(row[c]) for c in columns))  # a name like "[red]" is text
     return table

@@ -6,14 +6,21 @@ outputs: full marks for plain output, partial credit from an ``execute_result`` 
 holds the points, zero for an error. Outputs here are plain nbformat 4 dicts.
 """
 
-from ..grader.grading import PARTS, part_summary
-from ..grader.hidden_checks import POINTS, QUIZ_POINTS
+from ..exercise import current
+from ..grader.grading import part_summary
 
-TEST_CELL_PART = {f"test_{part}": part for part in PARTS}
+
+def test_cell_part(grade_id):
+    """The part whose test cell has this grade id ("test_<part>"), or None."""
+    parts = current().parts
+    if isinstance(grade_id, str) and grade_id.startswith("test_"):
+        part = grade_id[len("test_"):]
+        return part if part in parts else None
+    return None
 
 
 def part_max(part):
-    return float(sum(QUIZ_POINTS.values()) if part == "quiz" else sum(POINTS[part]))
+    return current().part_points(part)
 
 
 def test_cell_outputs(part, cell_points, result):

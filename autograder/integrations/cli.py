@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -51,14 +52,20 @@ def _grade(args):
 
 
 def _build(args):
-    from ..authoring.build import generate_release, write_source
+    from ..authoring.build import generate_release, write_exercise_files, write_source
+    from ..exercise import current
 
+    exercise = current()
+    if args.exercise_files:
+        for path in write_exercise_files(exercise):
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
     course = Path(args.course)
     if not (course / "nbgrader_config.py").exists():
         print(f"mhakit build: {course} has no nbgrader_config.py; is it the course folder?",
               file=sys.stderr)
         return 2
-    for folder in write_source(course):
+    for folder in write_source(exercise, course):
         print(f"wrote {folder}", file=sys.stderr)
         if not args.source_only:
             print(f"wrote {generate_release(course, folder.name)}", file=sys.stderr)
@@ -79,6 +86,9 @@ def _demo(args):
 
 def parser():
     top = argparse.ArgumentParser(prog="mhakit", description=__doc__)
+    top.add_argument("--exercise", metavar="FOLDER",
+                     help="the exercise to build or grade (default: the kit's own; also "
+                          "MHAKIT_EXERCISE)")
     commands = top.add_subparsers(dest="command", required=True)
 
     grade = commands.add_parser("grade", help="grade one notebook (JSON on stdout) or folders")
@@ -105,6 +115,9 @@ def parser():
     build = commands.add_parser("build", help="regenerate source/ and the release")
     build.add_argument("--course", default=".", help="the course folder (default: .)")
     build.add_argument("--source-only", action="store_true", help="skip generate_assignment")
+    build.add_argument("--exercise-files", action="store_true",
+                       help="rewrite the exercise's generated files (its release layout and "
+                            "fingerprints), for its author to commit")
     build.set_defaults(run=_build)
 
     gradescope = commands.add_parser("gradescope", help="build Gradescope's autograder.zip")
@@ -120,6 +133,16 @@ def parser():
 
 def main(argv=None):
     args = parser().parse_args(argv)
+    if args.exercise:
+        from ..exercise import FOLDER_VARIABLE, load
+
+        try:
+            load(args.exercise)
+        except (OSError, ValueError, ImportError) as error:
+            print(f"mhakit: --exercise {args.exercise}: {error}", file=sys.stderr)
+            return 2
+        # The grading workers and nbgrader's subprocesses read it too.
+        os.environ[FOLDER_VARIABLE] = str(Path(args.exercise).resolve())
     return args.run(args)
 
 

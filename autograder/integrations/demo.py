@@ -10,16 +10,17 @@ from rich.console import Console
 
 from .batch import grade_folder, grade_table, wide_console
 from ..sandbox.confinement import refusal
-from ..authoring.build import NOTEBOOK, generate_release, write_source
+from ..authoring.build import generate_release, write_source
 from ..authoring.sample_class import write_sample_class
+from ..exercise import current
 
 COURSE_CONFIG = Path(__file__).resolve().parents[2] / "nbgrader_config.py"
 
 
-def run_selfcheck(folder, label):
-    done = subprocess.run([sys.executable, "selfcheck.py", NOTEBOOK], cwd=folder,
+def run_selfcheck(folder, label, notebook):
+    done = subprocess.run([sys.executable, "selfcheck.py", notebook], cwd=folder,
                           capture_output=True, text=True)
-    print(f"\n== {label}: python selfcheck.py {NOTEBOOK} -> exit {done.returncode}")
+    print(f"\n== {label}: python selfcheck.py {notebook} -> exit {done.returncode}")
     print(done.stdout.rstrip())
     return done.returncode
 
@@ -32,13 +33,16 @@ def main(keep=None, seed=None):
     try:
         shutil.copy(COURSE_CONFIG, course / "nbgrader_config.py")
         log.print(f"[1/4] writing source/ and running nbgrader generate_assignment in {course}")
-        source = write_source(course)[0]
-        release = generate_release(course)
+        exercise = current()
+        source = write_source(exercise, course)[0]
+        release = generate_release(course, source.name)
         log.print("[2/4] self-checking the reference and the untouched release")
-        reference_code = run_selfcheck(source, "reference (source/mha)")
-        release_code = run_selfcheck(release, "untouched release (assignments/mha)")
+        reference_code = run_selfcheck(source, f"reference (source/{source.name})",
+                                       exercise.notebook)
+        release_code = run_selfcheck(release, f"untouched release (assignments/{release.name})",
+                                     exercise.notebook)
         log.print("[3/4] writing the sample class to submitted/")
-        write_sample_class(release / NOTEBOOK, course / "submitted")
+        write_sample_class(exercise, release / exercise.notebook, course / "submitted")
         log.print("[4/4] grading the class with mhakit grade")
         refused = refusal()
         if refused:  # the class is the kit's own sample code: the risk is the kit's

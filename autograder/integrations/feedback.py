@@ -9,19 +9,27 @@ per-function text is what nbgrader's generate_feedback shows in each test cell.
 
 import html
 
-from ..grader.grading import PARTS, part_summary
+from ..exercise import current
+from ..grader.grading import part_summary
+from ..selfcheck.wording import decide
 
 WORDS = {
-    "zh": {"title": "mha 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",
+    "zh": {"title": "{name} 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",
            "status": "状态", "unreadable": "这份提交无法评分", "note": "注意"},
-    "en": {"title": "Feedback on the mha assignment", "total": "Auto-graded score",
+    "en": {"title": "Feedback on the {name} assignment", "total": "Auto-graded score",
            "part": "part", "points": "points", "status": "status",
            "unreadable": "This submission could not be graded", "note": "Note"},
 }
 
 
+def _words(result):
+    words = dict(WORDS[decide(result["extra_data"].get("language"))])
+    words["title"] = words["title"].format(name=current().name)
+    return words
+
+
 def _parts(result):
-    for part in PARTS:
+    for part in current().parts:
         tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
         if tests:
             earned = sum(t["score"] for t in tests)
@@ -30,8 +38,7 @@ def _parts(result):
 
 
 def feedback_markdown(student, result):
-    words = WORDS[result["extra_data"].get("language", "zh")]
-    extra = result["extra_data"]
+    words, extra = _words(result), result["extra_data"]
     lines = [f"# {words['title']}: {student}", "",
              f"**{words['total']}: {result['score']:g} / {extra['max_score']:g}**", ""]
     if not result["tests"]:
@@ -44,8 +51,8 @@ def feedback_markdown(student, result):
 
 
 def feedback_html(student, result):
-    language = result["extra_data"].get("language", "zh")
-    words, extra = WORDS[language], result["extra_data"]
+    language = decide(result["extra_data"].get("language"))
+    words, extra = _words(result), result["extra_data"]
     escape = html.escape
     body = [f"<h1>{escape(words['title'])}: {escape(student)}</h1>",
             f"<p><strong>{escape(words['total'])}: {result['score']:g} / "

@@ -21,9 +21,11 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from .cell_outputs import TEST_CELL_PART, test_cell_outputs
+from ..selfcheck.cells import carries, grade_id_of, nbgrader_meta
+from .cell_outputs import test_cell_outputs, test_cell_part
 
-def release_cells(course, assignment, notebook="mha"):
+
+def release_cells(course, assignment, notebook):
     """{grade_id: cell dict} of the release as nbgrader's gradebook stores it."""
     from nbgrader.api import Gradebook
 
@@ -70,9 +72,8 @@ def autograded_notebook(submitted, stored_cells, result):
             cell["metadata"] = {}
         if isinstance(cell.get("source"), list):  # nbformat's on-disk form; checksums need text
             cell["source"] = "".join(map(str, cell["source"]))
-        meta = cell.setdefault("metadata", {})
-        grade_id = (meta.get("nbgrader") or {}).get("grade_id") if isinstance(
-            meta.get("nbgrader"), dict) else None
+        meta = cell["metadata"]
+        grade_id = grade_id_of(cell)
         if cell.get("cell_type") == "code":
             cell["outputs"], cell["execution_count"] = [], None
         if grade_id not in stored_cells or grade_id in present:
@@ -97,7 +98,7 @@ def autograded_notebook(submitted, stored_cells, result):
                 cell.update(outputs=[], execution_count=None)
             notebook["cells"].append(cell)
     for cell in notebook["cells"]:
-        part = TEST_CELL_PART.get(cell["metadata"].get("nbgrader", {}).get("grade_id"))
+        part = test_cell_part(grade_id_of(cell))
         if part is not None and cell["cell_type"] == "code":
             cell["outputs"] = test_cell_outputs(part, cell["metadata"]["nbgrader"].get(
                 "points", 0), result)
@@ -109,7 +110,7 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
     """autograded/<student>/<assignment>/: the submission's folder, its notebook graded.
     ``submitted`` is the notebook as grading read it; without it, the file is read again.
     Runs in a grading worker; the caller writes the gradebook."""
-    from ..grader.notebook_file import read_notebook
+    from ..selfcheck.notebook_file import read_notebook
 
     target = Path(course) / "autograded" / student / assignment
     source_folder = Path(submitted_path).parent
@@ -145,8 +146,8 @@ def cell_grades(notebook, result):
     problems = needs_review(result["extra_data"])
     grades, comments = {}, {}
     for raw in (notebook or {}).get("cells", []):
-        meta = raw.get("metadata", {}).get("nbgrader", {})
-        if not (meta.get("grade") or meta.get("solution") or meta.get("task")):
+        meta = nbgrader_meta(raw)
+        if not carries(raw, "grade", "solution", "task"):
             continue
         cell = from_dict(raw)
         if utils.is_grade(cell):
@@ -169,7 +170,7 @@ class GradebookWriter:
     every ``chunk`` submissions. A submission graded before keeps its manual scores.
     """
 
-    def __init__(self, course, assignment, notebook="mha", chunk=100):
+    def __init__(self, course, assignment, notebook, chunk=100):
         from nbgrader.api import Gradebook
 
         self.course, self.chunk, self.pending = Path(course), chunk, []
@@ -179,7 +180,9 @@ class GradebookWriter:
         self.students = {student.id for student in self.gradebook.students}
         self.submissions = {sub.student_id: sub for sub in self.assignment.submissions}
         # Cell names by id, read once: asking each grade for its name costs a query.
-        self.names = {cell.id: cell.name for cell in self.notebook._base_cells}
+        self.names = {cell.id: cell.name for cells in (
+            self.notebook.grade_cells, self.notebook.solution_cells, self.notebook.task_cells)
+            for cell in cells}
 
     def record(self, student, grades, comments):
         self.pending.append((student, grades, comments))
@@ -245,8 +248,7 @@ class GradebookWriter:
 
 def _graded_cells(notebook):
     return {"cells": [cell for cell in (notebook or {}).get("cells", [])
-                      if any(cell.get("metadata", {}).get("nbgrader", {}).get(key)
-                             for key in ("grade", "solution", "task"))]}
+                      if carries(cell, "grade", "solution", "task")]}
 
 
 def grade_into_autograded(path, seed, course, assignment, student, stored_cells,
@@ -333,7 +335,7 @@ class GradebookRun:
 
     def _flagged(self, reason):
         """Every grade 0 and waiting for a person; every comment the one-line reason."""
-        from ..grader.notebook_file import one_line
+        from ..selfcheck.notebook_file import one_line
 
         note = one_line(f"mha-kit: {reason}", 300)
         grades = {name: (0, True) for name, cell in self.stored.items() if cell.get("grade")}

@@ -19,8 +19,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+from ..exercise import current
 from ..grader.grading import grade_notebook, title_of, unreadable
-from ..grader.notebook_file import one_line
+from ..selfcheck.notebook_file import one_line
 from ..sandbox.confinement import refusal
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,7 +126,7 @@ def for_gradescope(result):
 def find_notebook(submission):
     notebooks = sorted(Path(submission).rglob("*.ipynb"))
     notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
-    named = [p for p in notebooks if p.name == "mha.ipynb"]
+    named = [p for p in notebooks if p.name == current().notebook]
     return (named or notebooks or [None])[0]
 
 
@@ -138,7 +139,7 @@ def run(root):
     if refused:
         result = refused_result(refused)
     elif notebook is None:
-        result = unreadable("no .ipynb file was submitted; upload mha.ipynb")
+        result = unreadable(f"no .ipynb file was submitted; upload {current().notebook}")
     else:
         result = grade_notebook(notebook)
     return write_results(root, result)

@@ -17,11 +17,14 @@ from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
 from traitlets import Integer
 
 from ..authoring.build import build_notebook
-from ..grader.grading import grade_cells, language_of, needs_review, unreadable
-from ..grader.notebook_file import MAX_NOTEBOOK_BYTES
-from ..selfcheck.notebook import graded_cells_of, nbgrader_meta
-from ..grader.tampering import FLAGS, expected_layout, find_tampering, valid_meta
-from .cell_outputs import TEST_CELL_PART, part_max, test_cell_outputs
+from ..exercise import current
+from ..grader.grading import grade_cells, needs_review, unreadable
+from ..grader.tampering import expected_layout, find_tampering
+from ..selfcheck.cells import FLAGS, grade_id_of, nbgrader_meta, valid_meta
+from ..selfcheck.notebook import graded_cells_of
+from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES
+from ..selfcheck.wording import decide
+from .cell_outputs import part_max, test_cell_outputs, test_cell_part
 
 # Notebook metadata that carries, from the first sanitizing step on, what that step read
 # in the notebook as the student left it: the findings and the code cells to grade.
@@ -40,30 +43,32 @@ class DetectTampering(NbGraderPreprocessor):
         if size > MAX_NOTEBOOK_BYTES:
             raise ValueError(f"mha-kit: the notebook has {size >> 20} MB; a notebook may "
                              f"have at most {MAX_NOTEBOOK_BYTES >> 20} MB")
-        findings = find_tampering(nb)
+        exercise = current()
+        findings = find_tampering(nb, exercise)
         # Both stashes overwrite whatever a student may have put there. The cells to grade
         # are read here, from the notebook as the student left it, exactly as `mhakit
         # grade` reads the file: the two paths grade the same code, whatever nbgrader's
         # later steps restore.
         nb.metadata[STASH] = findings
         try:
-            nb.metadata[CELLS_STASH] = [list(cell) for cell in graded_cells_of(nb)]
+            nb.metadata[CELLS_STASH] = [list(cell) for cell in
+                                        graded_cells_of(nb, exercise.kit_sources)]
         except ValueError:
             nb.metadata[CELLS_STASH] = None
         for finding in findings:
             self.log.warning("mha-kit: %s: %s", resources.get("nbgrader", {}).get("student"),
                              finding)
-        self.keep_only_known_cells(nb)
-        self.restore_release_metadata(nb)
-        self.restore_deleted_locked_cells(nb)
+        self.keep_only_known_cells(nb, exercise)
+        self.restore_release_metadata(nb, exercise)
+        self.restore_deleted_locked_cells(nb, exercise)
         return nb, resources
 
     @staticmethod
-    def keep_only_known_cells(nb):
+    def keep_only_known_cells(nb, exercise):
         """nbgrader aborts the whole batch (SchemaTooOldError) on one duplicated cell, and
         fails a notebook on an unknown grade id. Such cells lose their nbgrader metadata
         here, and stay ordinary cells (what is graded was read before this)."""
-        release, _ = expected_layout()
+        release, _ = expected_layout(exercise)
         seen = set()
         for cell in reversed(nb.cells):  # the last copy of a duplicate is the one kept
             if "nbgrader" not in cell.get("metadata", {}):
@@ -75,12 +80,12 @@ class DetectTampering(NbGraderPreprocessor):
                 seen.add(grade_id)
 
     @staticmethod
-    def restore_release_metadata(nb):
+    def restore_release_metadata(nb, exercise):
         """nbgrader's OverwriteCells restores a cell's type, lock and points, but not
         whether it is graded or an answer: a test cell marked ungraded would lose its
         grade, an answer cell marked graded would fail the notebook. Each known cell gets
         the release's flags and points back here."""
-        release, _ = expected_layout()
+        release, _ = expected_layout(exercise)
         for cell in nb.cells:
             meta = nbgrader_meta(cell)
             entry = release.get(meta.get("grade_id"))
@@ -92,12 +97,12 @@ class DetectTampering(NbGraderPreprocessor):
                 meta["points"] = entry["points"]
 
     @staticmethod
-    def restore_deleted_locked_cells(nb):
+    def restore_deleted_locked_cells(nb, exercise):
         """A deleted test cell would leave its grade empty; put it back (at the end:
         no cell is executed, so the position does not matter). OverwriteCells then
         gives it the gradebook's source."""
-        present = {nbgrader_meta(c).get("grade_id") for c in nb.cells}
-        for cell in build_notebook().cells:
+        present = {grade_id_of(c) for c in nb.cells}
+        for cell in build_notebook(exercise).cells:
             meta = nbgrader_meta(cell)
             if meta.get("locked") and meta["grade_id"] not in present:
                 nb.cells.append(copy.deepcopy(cell))
@@ -124,17 +129,18 @@ class IsolatedAutograde(NbGraderPreprocessor):
         student = resources.get("nbgrader", {}).get("student", "?")
         tampering = nb.metadata.pop(STASH, None)
         cells = nb.metadata.pop(CELLS_STASH, None)
+        exercise = current()
         if not isinstance(tampering, list):  # the sanitizing step did not run
-            tampering, cells = find_tampering(nb), None
+            tampering, cells = find_tampering(nb, exercise), None
             try:
-                cells = graded_cells_of(nb)
+                cells = graded_cells_of(nb, exercise.kit_sources)
             except ValueError:
                 pass
         if cells is None:
             result = unreadable("this file is not a Jupyter notebook in format 4", self.seed)
         else:
             result = grade_cells([(str(cell_id), str(source)) for cell_id, source in cells],
-                                 self.seed, tampering=tampering, language=language_of(nb))
+                                 self.seed, tampering=tampering, language=decide(None, nb))
         extra = result["extra_data"]
         resources["mhakit"] = {"review": needs_review(extra)}
         if extra["status"] in ("unreadable", "grading failed"):
@@ -142,7 +148,7 @@ class IsolatedAutograde(NbGraderPreprocessor):
         self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student, result["score"],
                       extra["max_score"], extra["seed"], ", ".join(extra.get("isolation", [])))
         for cell in nb.cells:
-            part = TEST_CELL_PART.get(nbgrader_meta(cell).get("grade_id"))
+            part = test_cell_part(grade_id_of(cell))
             if cell.cell_type == "code" and part is not None:
                 points = nbgrader_meta(cell).get("points", part_max(part))
                 cell.outputs = [nbformat.from_dict(output)
@@ -178,14 +184,17 @@ class ClearSolutionsKeepingQuizStubs(ClearSolutions):
     NotImplementedError()`: the line above it already leaves the answer at None, and an
     untouched notebook then runs to its end."""
 
-    def _replace_solution_region(self, cell, language):
-        top_level = any(self.begin_solution_delimeter in line and not line[:1].isspace()
-                        for line in cell.source.split("\n"))
-        if cell.cell_type != "code" or not top_level:
-            return super()._replace_solution_region(cell, language)
+    top_level_stub = "# 在上面一行作答 / answer on the line above"
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        top_level = cell.cell_type == "code" and any(
+            self.begin_solution_delimeter in line and not line[:1].isspace()
+            for line in cell.source.split("\n"))
+        if not top_level:
+            return super().preprocess_cell(cell, resources, cell_index)
         saved = self.code_stub
-        self.code_stub = dict(saved, **{language: "# 在上面一行作答 / answer on the line above"})
+        self.code_stub = dict(saved, **{resources["language"]: self.top_level_stub})
         try:
-            return super()._replace_solution_region(cell, language)
+            return super().preprocess_cell(cell, resources, cell_index)
         finally:
             self.code_stub = saved

@@ -1,9 +1,11 @@
 """Every check, public and hidden, as a pytest test of one submission.
 
-    MHAKIT_SUBMISSION=path/to/mha.ipynb pytest autograder/pytest_checks.py [--mhakit-seed N]
+    MHAKIT_SUBMISSION=path/to/notebook.ipynb [MHAKIT_SEED=N] \
+        pytest autograder/integrations/pytest_checks.py
 
 The submission's code runs in the same isolated child process as with ``mhakit grade``;
-each test is one check, and its failure message is the check's feedback.
+each test is one check, and its failure message is the check's feedback. The seed of
+the hidden inputs is ``MHAKIT_SEED`` when it is set, else a fresh one.
 """
 
 import os
@@ -11,10 +13,12 @@ import os
 import numpy as np
 import pytest
 
-from autograder.grader.grading import ordered_checks, reference_functions
+from autograder.exercise import current
+from autograder.grader.diagnosis import namer
+from autograder.grader.grading import ordered_checks, seeded
+from autograder.sandbox import IsolatedStudent
 from autograder.selfcheck.notebook import graded_cells
 from autograder.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
-from autograder.sandbox import IsolatedStudent
 
 CHECKS = ordered_checks()
 
@@ -24,18 +28,19 @@ def student():
     path = os.environ.get("MHAKIT_SUBMISSION")
     if not path:
         pytest.fail("set MHAKIT_SUBMISSION to the notebook to check")
-    with IsolatedStudent(graded_cells(path), reference_functions()) as handle:
+    exercise = current()
+    with IsolatedStudent(graded_cells(path, exercise.kit_sources), exercise.reference) as handle:
         yield handle
 
 
 @pytest.fixture(scope="module")
-def seed():
-    return int(os.environ.get("MHAKIT_SEED", np.random.SeedSequence().entropy % 2**63))
+def rng_for():
+    return seeded(int(os.environ.get("MHAKIT_SEED", np.random.SeedSequence().entropy % 2**63)))
 
 
-@pytest.mark.parametrize("index,chk", CHECKS, ids=[c.name for _, c in CHECKS])
-def test_check(student, seed, index, chk):
-    result = run_check(chk, student, np.random.default_rng([seed, index]))
+@pytest.mark.parametrize("chk", CHECKS, ids=[c.name for c in CHECKS])
+def test_check(student, rng_for, chk):
+    result = run_check(chk, student, rng_for(chk), namer(current()))
     if result.status == NOT_IMPLEMENTED:
         pytest.fail(f"not yet implemented: {result.message}")
     assert result.status == PASSED, result.message

@@ -83,7 +83,7 @@ def write_report(results, out):
               for name, failed, missing, passed in failures if failed or missing]
     lines += ["", "## Most common diagnosed mistakes", "",
               "The grader names a mistake when a known wrong variant gives the student's "
-              "output (see autograder/mistakes.py).", ""]
+              "output (see the exercise's mistakes.py).", ""]
     lines += (["| mistake | students | failed checks |", "|---|---|---|"]
               + [f"| `{tag}` | {students} | {tests} |" for tag, students, tests in mistakes]
               if mistakes else ["No failed check matched a known mistake."])
@@ -104,7 +104,7 @@ def needs_a_look(results):
 
 def _cell(text):
     """Text inside a Markdown table cell: one line, its bars escaped."""
-    from ..grader.notebook_file import one_line
+    from ..selfcheck.notebook_file import one_line
 
     return one_line(text).replace("|", "\\|")
 

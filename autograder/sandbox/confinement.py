@@ -29,7 +29,6 @@ than Linux, where the kit has no layer, plain mode runs with a warning.
 import atexit
 import fcntl
 import functools
-import importlib.util
 import json
 import os
 import shutil
@@ -177,23 +176,20 @@ NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's def
 
 
 def course_paths():
-    """What a child must never read: the kit (graders, hidden checks), the reference, the
-    folder the grader works in, nbgrader's default exchange (every student's submission,
-    under /usr, which the child reads), and whatever MHAKIT_HIDE names (os.pathsep
-    between)."""
+    """What a child must never read: the kit (graders, its own exercises), the exercise
+    being graded and the folder of its reference, the folder the grader works in,
+    nbgrader's default exchange (every student's submission, under /usr, which the child
+    reads), and whatever MHAKIT_HIDE names (os.pathsep between)."""
+    from ..exercise import current
+
     kit, cwd = Path(__file__).resolve().parents[1], Path.cwd().resolve()
-    paths = [kit, _package_folder("solutions")]
+    exercise = current()
+    paths = [kit, exercise.folder, exercise.reference_file.parent]
     if not Path("/usr").is_relative_to(cwd):  # grading from / or /usr: not a secret
         paths.append(cwd)
     paths += [NBGRADER_EXCHANGE] if NBGRADER_EXCHANGE.exists() else []
     paths += [Path(p) for p in os.environ.get("MHAKIT_HIDE", "").split(os.pathsep) if p]
     return [Path(os.path.realpath(p)) for p in paths if p is not None]
-
-
-def _package_folder(name):
-    spec = importlib.util.find_spec(name)
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    return Path(locations[0]) if locations else None
 
 
 def without(roots, hidden):
@@ -412,10 +408,11 @@ print(json.dumps({"sum": float(numpy.ones(2).sum()), "seen": seen, "listed": lis
 def probe_targets():
     """What the probe child tries: the reference, the hidden checks and a grader file must
     not open; the course's folders must not list, nor take a new file."""
+    from ..exercise import current
+
     kit = Path(__file__).resolve().parents[1]
-    solutions = _package_folder("solutions")
-    files = [kit / "grader" / "hidden_checks.py", kit / "grader" / "grading.py"]
-    files += [solutions / "mha.py"] if solutions is not None else []
+    files = [kit / "grader" / "hidden_checks.py", kit / "grader" / "grading.py",
+             current().reference_file]
     roots, hidden = [r.rstrip("/") + "/" for r in readable_roots()], course_paths()
     files += [f for folder in hidden for f in _some_files(folder, roots)]
     folders = [str(p) for p in hidden] + [f"/proc/{os.getpid()}/cwd"]

@@ -20,7 +20,7 @@ from .child.runtime import bind
 MATCH_TOLERANCE = {np.dtype(np.float32): (2e-4, 1e-5)}
 FLOAT64_TOLERANCE = (1e-6, 1e-9)
 # Where the reference masks a score with -inf, -1e9 (or any score this low) gives the
-# same softmax, so it matches too.
+# same normalised weights, so it matches too.
 VERY_NEGATIVE = -1e4
 
 

@@ -1,9 +1,10 @@
 """The feedback's words, in Chinese and in English, with the same meaning in both.
 
-Every message a check gives is made by ``say``. It speaks the release's language
-(``language.LANGUAGE``, which the build writes), unless the grader, which grades both
-releases, chooses one with ``speaking``. The terms follow the article: 点积 (dot
-product), 缩放 (scaling), 拆分 (split), 拼接 (concat), 输出矩阵 (the output matrix W_o).
+Every message a check gives is made by a ``Words``' ``say``: the engine's own here, an
+exercise's in its public package. It speaks the language ``language()`` decides: the
+release's (``language.LANGUAGE``, which the build writes), unless the grader, which grades
+both releases, chooses one with ``speaking``. ``decide`` is the one place that picks a
+language from what a caller, a notebook and the release say.
 """
 
 import contextlib
@@ -80,28 +81,6 @@ TEXTS = {
     "gone-protocol": ("违反了评分协议", "broke the grading protocol"),
     "gone-no-jail": ("无法在隔离环境里启动（评分机器的问题）",
                      "could not be started inside the jail (a problem of the grading machine)"),
-    # the public checks' own findings
-    "rows-sum-to-one": ("{what} 的每一行加起来应该是 1，实际在 {low} 到 {high} 之间",
-                        "the rows of {what} should sum to 1, but they sum to values between "
-                        "{low} and {high}"),
-    "integer-dot": ("整数向量的点积得到了 dtype {dtype}：整数相乘再求和，NumPy 给出的是整数",
-                    "integer vectors gave dtype {dtype}; NumPy's sum of integer products is "
-                    "an integer"),
-    "split-expected-valueerror": ("应该抛出 ValueError，但是{message}",
-                                  "expected a ValueError, but {message}"),
-    "split-name-both": ("ValueError 的说明里要写出 d_model（10）和 num_heads（4）",
-                        "the ValueError should name d_model (10) and num_heads (4)"),
-    "split-returned": ("split_heads(X, d_model=10, num_heads=4) 正常返回了；10 列没法平均拆分成 "
-                       "4 个头，应该抛出 ValueError",
-                       "split_heads(X with d_model=10, num_heads=4) returned; it should raise "
-                       "ValueError, since 10 columns do not split into 4 equal heads"),
-    # the quiz
-    "quiz-not-started": ("测验还没有作答", "the quiz is not answered yet"),
-    "quiz-unanswered": ("还没有作答：{names}", "not answered yet: {names}"),
-    "quiz-choice": ("{question} 应该是 {choices} 之一", "{question} should be one of {choices}"),
-    "quiz-pair": ("quiz_5 应该是两个数：(8 个头的参数量, 1 个头的参数量)",
-                  "quiz_5 should be a pair of numbers: (with 8 heads, with 1 head)"),
-    "quiz-number": ("quiz_6 应该是一个数", "quiz_6 should be a number"),
     "quiz-wrong": ("不对。{explanation}", "not correct. {explanation}"),
 }
 
@@ -123,6 +102,17 @@ def speaking(chosen):
         _current.reset(token)
 
 
+def decide(requested=None, notebook=None):
+    """The language to speak: ``requested`` when it is one ("zh" or "en"), else the one
+    the build recorded in ``notebook``'s metadata, else the release's."""
+    if requested in LANGUAGES:
+        return requested
+    meta = notebook.get("metadata") if isinstance(notebook, dict) else None
+    meta = meta.get("mhakit") if isinstance(meta, dict) else None
+    recorded = meta.get("language") if isinstance(meta, dict) else None
+    return recorded if recorded in LANGUAGES else LANGUAGE
+
+
 def pick(texts, chosen=None):
     """The text of a {"zh": ..., "en": ...} pair (or a (zh, en) tuple) for the language."""
     chosen = chosen or language()
@@ -131,8 +121,17 @@ def pick(texts, chosen=None):
     return texts[LANGUAGES.index(chosen)]
 
 
-def say(key, **fields):
-    return pick(TEXTS[key]).format(**fields)
+class Words:
+    """Texts by key, each a (Chinese, English) pair with ``{fields}``."""
+
+    def __init__(self, texts):
+        self.texts = texts
+
+    def say(self, key, **fields):
+        return pick(self.texts[key]).format(**fields)
+
+
+say = Words(TEXTS).say
 
 
 def shapes_of(arrays):

@@ -1,4 +1,4 @@
-"""自查 mha 作业 | Self-check for the mha assignment.
+"""自查作业 | Self-check for the assignment.
 
     python selfcheck.py mha.ipynb
 

@@ -9,7 +9,9 @@ import shutil
 
 import pytest
 
-from autograder.selfcheck.plots import CJK_FAMILIES
+from tests.mha_exercise import plots
+
+CJK_FAMILIES = plots.CJK_FAMILIES
 
 from .conftest import REPO, screenshot
 from .notebook_page import PANEL, NotebookPage, cell_indexes

@@ -7,9 +7,9 @@ import re
 import nbformat
 import pytest
 
-from autograder.authoring.build import ASSIGNMENTS
-from autograder.grader.mistakes import CATALOGUE
-from autograder.authoring.sample_class import fill, sample_answers
+from tests.mha_exercise import ASSIGNMENTS
+from tests.mha_exercise import CATALOGUE
+from tests.mha_exercise import fill, sample_answers
 
 from ..test_nbgrader import nbgrader
 from .conftest import screenshot

@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from autograder.authoring.build import ASSIGNMENTS
-from autograder.selfcheck.runner import SECTIONS
-from autograder.authoring.sample_class import sample_answers
+from tests.mha_exercise import ASSIGNMENTS
+from tests.mha_exercise import SECTIONS
+from tests.mha_exercise import sample_answers
 
 from .conftest import REPO, screenshot
 from .notebook_page import NotebookPage, cell_indexes, table_rows

@@ -23,7 +23,7 @@ PUBLIC, HIDDEN = "public", "hidden"
 
 class CheckFailed(AssertionError):
     """A check found a mistake; the message is the student's feedback. ``tags`` name
-    the mistake for scripts and the class report, e.g. "softmax/no-max-subtraction"."""
+    the mistake for scripts and the class report, as "<function>/<what went wrong>"."""
 
     def __init__(self, message="", tags=()):
         super().__init__(message)
@@ -54,24 +54,29 @@ class Check:
         return self.name
 
 
-REGISTRY = []
+class Checks(list):
+    """An exercise's checks, in the order they are added."""
 
+    def add(self, function, name, points=0.0, tier=PUBLIC, zh=""):
+        """Add ``run(student, rng)`` as a check of ``function`` (a decorator).
 
-def check(function, name, points=0.0, tier=PUBLIC, zh=""):
-    """Register ``run(student, rng)`` as a check of ``function``.
+        The full name starts with the function (``"<function>: rows sum to 1"``); it is
+        how results.json names the test, in both languages, and what seeds its hidden
+        inputs. ``zh`` is the Chinese for the feedback.
+        """
+        def register(run):
+            self.append(Check(function, f"{function}: {name}", float(points), tier, run, zh))
+            return run
+        return register
 
-    The full name starts with the function (``"softmax: rows sum to 1"``); it is how
-    results.json names the test, in both languages. ``zh`` is the Chinese for the feedback.
-    """
-    def register(run):
-        REGISTRY.append(Check(function, f"{function}: {name}", float(points), tier, run, zh))
-        return run
-    return register
+    def of(self, function=None, tier=None):
+        return [c for c in self
+                if (function is None or c.function == function) and (tier is None or c.tier == tier)]
 
-
-def checks_for(function=None, tier=None):
-    return [c for c in REGISTRY
-            if (function is None or c.function == function) and (tier is None or c.tier == tier)]
+    @property
+    def parts(self):
+        """The functions (and the quiz) the checks are about, in the order first added."""
+        return tuple(dict.fromkeys(c.function for c in self))
 
 
 # ---------------------------------------------------------------- student handles

@@ -1,21 +1,19 @@
-"""Running checks and summarising them, for the self-check and the grader alike."""
+"""Running checks and summarising them, for the self-check and the grader alike.
+
+In the release, the exercise's public package sits beside this module as ``exercise``
+(see authoring/build.py); ``check`` and ``main`` take its checks from there.
+"""
 
 import sys
 import unicodedata
 from dataclasses import dataclass
 
-from . import checks as _registered  # noqa: F401 - importing registers the public checks
-from .framework import (PUBLIC, REGISTRY, CheckFailed, InProcessStudent,
-                        NotImplementedYet, short)
-from .fingerprints import name_mistake, with_mistake
+from .fingerprints import namer_for, with_mistake
+from .framework import PUBLIC, CheckFailed, InProcessStudent, NotImplementedYet, short
 from .notebook import graded_cells, run_cells
 from .wording import language, say
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
-
-# The rows of the self-check table, in the notebook's order.
-SECTIONS = ("dot_product", "attention_scores", "softmax", "attention", "split_heads",
-            "concat_heads", "output_projection", "multi_head_attention", "quiz")
 
 
 @dataclass
@@ -30,7 +28,7 @@ class Result:
         return self.check.points if self.status == PASSED else 0.0
 
 
-def run_check(check, student, rng=None, namer=name_mistake):
+def run_check(check, student, rng=None, namer=None):
     """A check passes by returning; what it returns (if anything) is a note to show.
 
     A failure that names no mistake itself is given to ``namer`` with the last call:
@@ -43,7 +41,7 @@ def run_check(check, student, rng=None, namer=name_mistake):
     except CheckFailed as failure:
         message, tags = str(failure), failure.tags
         last_call = getattr(student, "last_call", None)
-        named = None if tags or not last_call else namer(*last_call, language())
+        named = None if tags or not last_call or not namer else namer(*last_call, language())
         if named:
             tags = (named[0],)
             message = with_mistake(message, named[1], language())
@@ -55,9 +53,9 @@ def run_check(check, student, rng=None, namer=name_mistake):
 
 
 def summarize(results):
-    """One row per function: (function, status, first failure message)."""
+    """One row per part, in the checks' order: (part, status, first failure message)."""
     rows = []
-    for function in SECTIONS:
+    for function in dict.fromkeys(r.check.function for r in results):
         mine = [r for r in results if r.check.function == function]
         if not mine:
             continue
@@ -107,17 +105,27 @@ def format_table(rows, chosen=None):
     return "\n".join(lines)
 
 
-def public_results(student, functions=None):
-    chosen = [c for c in REGISTRY if c.tier == PUBLIC
+def shipped():
+    """(the public checks, their namer) of the exercise shipped beside this package."""
+    from . import exercise  # exists in the release only
+
+    return exercise.CHECKS, namer_for(exercise)
+
+
+def public_results(student, functions=None, checks=None, namer=None):
+    """The public checks' results; by default those of the exercise shipped alongside."""
+    if checks is None:
+        checks, namer = shipped()
+    chosen = [c for c in checks if c.tier == PUBLIC
               and (functions is None or c.function in functions)]
-    return [run_check(c, student) for c in chosen]
+    return [run_check(c, student, namer=namer) for c in chosen]
 
 
 def check(*functions):
     """Self-check the functions as they are defined right now in the calling notebook.
 
     ``check()`` prints the table for everything and never raises, so Run All reaches the
-    end. ``check("softmax")``, in a test cell, prints that part's row and then tells
+    end. ``check("<part>")``, in a test cell, prints that part's row and then tells
     nbgrader's Validate button how it went: a wrong answer raises AssertionError, a part
     not implemented yet gives 0 (a failing score without a traceback), a pass gives nothing.
     """
@@ -135,14 +143,14 @@ def check(*functions):
 
 
 def main(argv=None):
-    """python selfcheck.py mha.ipynb: check the saved notebook; exit 1 while anything fails."""
+    """python selfcheck.py NOTEBOOK.ipynb: check the saved notebook; exit 1 while anything fails."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0] in ("-h", "--help"):
-        print("usage: python selfcheck.py mha.ipynb", file=sys.stderr)
+        print("usage: python selfcheck.py NOTEBOOK.ipynb", file=sys.stderr)
         return 2
     try:
         cells = graded_cells(argv[0])
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError) as error:  # read_notebook says why in one line
         print(f"cannot read {argv[0]}: {error}", file=sys.stderr)
         return 2
     namespace = {"__name__": "__student__"}

@@ -1,5 +1,6 @@
-"""The student's half of the kit, shipped in the release as ``mhakit_student``: the public
-checks and the self-check, and the story's data, demonstrations and plots.
+"""The self-check, shipped in every release as ``mhakit_student``: the checks' framework,
+their runner, the engine's words and the notebook reader. The exercise's public package
+ships beside it as ``mhakit_student.exercise``.
 
 numpy and the standard library only; relative imports only, so the folder works under
 any package name.

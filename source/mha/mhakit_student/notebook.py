@@ -7,70 +7,27 @@ except the kit's own cells as released (setup, self-checks, demos), which need t
 modules and define nothing that is graded. The preamble stands in for the setup cell. A
 kit cell that a student edited runs as edited; the grader flags the edit.
 
-The grader's copy of this module knows the kit's cells from autograder/release_layout.json
-beside its folder; the students' copy has no layout beside it, and skips the cells that
-their nbgrader metadata calls locked.
+The grader knows the kit's cells from the exercise's release layout and passes their
+sources as ``kit``; the students' copy has no layout, and skips the cells that their
+nbgrader metadata calls locked.
 """
 
-import json
-from functools import lru_cache
-from pathlib import Path
+from .cells import nbgrader_meta, normal_source, source_text
+from .notebook_file import read_notebook
 
 PREAMBLE = "import math\n\nimport numpy as np\n"
-RELEASE_LAYOUT = Path(__file__).resolve().parent.parent / "release_layout.json"
 
 
-def nbgrader_meta(cell):
-    """A cell's nbgrader metadata as a dict ({} when it has none, or none that is a dict).
-    Every reader of nbgrader cell metadata in the kit goes through here."""
-    meta = cell.get("metadata") if isinstance(cell, dict) else None
-    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
-def source_text(source):
-    """A cell's source as one string (nbformat allows a list of lines)."""
-    return "".join(map(str, source)) if isinstance(source, list) else str(source)
-
-
-def normal_source(source):
-    """A source compared loosely: blank lines and trailing spaces do not count."""
-    return "\n".join(line.rstrip() for line in source_text(source).splitlines()
-                     if line.strip())
-
-
-@lru_cache(maxsize=1)
-def release_layout():
-    """The release's layout (written by ``mhakit build``), or None where there is none."""
-    try:
-        return json.loads(RELEASE_LAYOUT.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-
-
-def kit_sources():
-    """The normalised sources of the kit's locked cells, or None without a layout."""
-    layout = release_layout()
-    return None if layout is None else frozenset(layout["locked"].values())
-
-
-def graded_cells(notebook_path):
+def graded_cells(notebook_path, kit=None):
     """[(cell id, source)] of the saved notebook's graded code cells, in order."""
-    try:
-        with open(notebook_path, encoding="utf-8") as handle:
-            notebook = json.load(handle)
-    except UnicodeDecodeError:
-        raise ValueError(f"{notebook_path} is not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{notebook_path} is not valid JSON ({error})") from None
-    return graded_cells_of(notebook)
+    return graded_cells_of(read_notebook(notebook_path), kit)
 
 
-def graded_cells_of(notebook):
-    """The same, for a notebook already read into a dict."""
+def graded_cells_of(notebook, kit=None):
+    """The same, for a notebook already read into a dict. ``kit``: the normalised sources
+    of the kit's own cells, or None to skip the cells marked locked instead."""
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise ValueError("this file is not a Jupyter notebook in format 4")
-    kit = kit_sources()
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":

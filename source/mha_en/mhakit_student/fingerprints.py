@@ -3,19 +3,19 @@
 The instructor's grader names a mistake by running known wrong variants of a function on
 the inputs that failed. Those variants stay on the instructor's side, because each one is
 one edit away from the answer. The self-check gets only fingerprints of them: for each
-input of a public check, a short hash of what each wrong variant returns. ``mhakit build``
-writes them to fingerprints.json next to this file. A student's result with the same
-hash is named as that mistake.
+input of a public check, a short hash of what each wrong variant returns. ``mhakit build
+--exercise-files`` writes them to fingerprints.json in the exercise's public package,
+which ships with it. A student's result with the same hash is named as that mistake.
 """
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
 
-TABLE_FILE = Path(__file__).with_name("fingerprints.json")
+TABLE_NAME = "fingerprints.json"
 MISTAKE_LABEL = {"zh": "可能的错误：", "en": "Likely mistake: "}
 
 
@@ -56,17 +56,23 @@ def fingerprint(value):
         return None
 
 
-@lru_cache(maxsize=1)
-def _table():
+@lru_cache(maxsize=4)
+def _table(folder):
     try:
-        return json.loads(TABLE_FILE.read_text(encoding="utf-8"))
+        return json.loads((Path(folder) / TABLE_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"probes": {}, "hints": {}}
 
 
-def name_mistake(name, args, kwargs, value, language):
-    """(mistake id, hint in ``language``) when ``value`` is a known wrong result; else None."""
-    table = _table()
+def namer_for(public):
+    """``name_mistake`` with the table of the exercise's public package ``public``."""
+    return partial(name_mistake, str(Path(public.__file__).parent))
+
+
+def name_mistake(folder, name, args, kwargs, value, language):
+    """(mistake id, hint in ``language``) when ``value`` is a known wrong result in the
+    table in ``folder``; else None."""
+    table = _table(folder)
     try:
         probes = table["probes"].get(probe_key(name, args, kwargs), {})
     except TypeError:

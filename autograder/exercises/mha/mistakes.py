@@ -1,36 +1,19 @@
 """The catalogue of common mistakes: each one a deliberately wrong variant of a function.
 
-When a hidden check finds wrong values, the grader runs the known wrong variants of that
-function on the same inputs. If one of them gives the student's output, the feedback
-names that mistake, with a hint, in the student's language; its identifier goes into the
-test's ``tags`` in results.json, so that scripts and the class report can count it.
-
-This module stays on the instructor's side: a wrong variant is one edit away from the
-answer (``C @ W_o.T`` tells you ``C @ W_o``), so no variant ever ships to students.
-The variants call the reference's own pieces, like the stand-ins do.
+The grader names a mistake when one of these gives the student's output (see
+autograder/grader/diagnosis.py). This module stays on the instructor's side: a wrong
+variant is one edit away from the answer (``C @ W_o.T`` tells you ``C @ W_o``), so no
+variant ever ships to students. The variants call the reference's own pieces, like the
+stand-ins do.
 """
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from solutions import mha as ref
 
-
-@dataclass(frozen=True)
-class Mistake:
-    id: str
-    variant: object  # a function, or a tuple of functions that are the same mistake
-    zh: str
-    en: str
-
-    @property
-    def variants(self):
-        return self.variant if isinstance(self.variant, tuple) else (self.variant,)
-
-    def text(self, language):
-        return self.zh if language == "zh" else self.en
+from ...grader.diagnosis import Mistake
 
 
 def _softmax_no_shift(x, axis=-1):
@@ -247,36 +230,3 @@ CATALOGUE = {
                 "head's, shape (..., h, T, T)."),
     ],
 }
-
-
-def diagnose(function, args, kwargs, got, tolerance):
-    """The first catalogued mistake whose output on these inputs is ``got``; else None."""
-    for mistake in CATALOGUE.get(function, ()):
-        for variant in mistake.variants:
-            try:
-                with np.errstate(all="ignore"):
-                    wrong = variant(*args, **kwargs)
-            except Exception:  # noqa: BLE001 - a variant that cannot apply to these inputs
-                continue
-            if _same_output(got, wrong, tolerance):
-                return mistake
-    return None
-
-
-def name_by_variants(function, args, kwargs, got, language):
-    """What fingerprints.name_mistake gives the self-check, from the variants themselves:
-    (mistake id, hint in ``language``) or None."""
-    mistake = diagnose(function, args, kwargs, got, dict(rtol=1e-6, atol=1e-9))
-    return None if mistake is None else (mistake.id, mistake.text(language))
-
-
-def _same_output(got, wrong, tolerance):
-    if isinstance(wrong, tuple):
-        return (isinstance(got, (tuple, list)) and len(got) == len(wrong)
-                and all(_same_output(g, w, tolerance) for g, w in zip(got, wrong)))
-    try:
-        got, wrong = np.asarray(got, dtype=np.float64), np.asarray(wrong, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    return got.shape == wrong.shape and bool(np.allclose(got, wrong, equal_nan=True,
-                                                         **tolerance))

@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from . import lending
-from .language import LANGUAGE
+from ..wording import language
 from .show import needs_student_code
 
 CJK_FAMILIES = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC",
@@ -43,7 +43,7 @@ def chinese_font():
 
 
 def chinese():
-    return LANGUAGE == "zh" and chinese_font() is not None
+    return language() == "zh" and chinese_font() is not None
 
 
 def text(zh, en):

@@ -10,11 +10,11 @@ import math
 import numpy as np
 
 from . import lending
-from .language import LANGUAGE
+from ..wording import pick
 
 
 def say(zh, en):
-    return zh if LANGUAGE == "zh" else en
+    return pick((zh, en))
 
 
 def needs_student_code(demo):
@@ -52,7 +52,7 @@ PETS = {"猫": [0.9, 1.0, 0.0, 0.9], "狗": [0.8, 1.0, 0.0, 0.9], "汽车": [0.0
 def word_vectors(dot_product):
     names = [say(zh, en) for zh, en in FRANCE_FEATURES]
     print(say("法国 = [1, 1, 0]，三个数依次表示：", "法国 (France) = [1, 1, 0]; the numbers mean:"),
-          "、".join(names) if LANGUAGE == "zh" else ", ".join(names))
+          pick(("、", ", ")).join(names))
     for word, vector in PETS.items():
         print(f"  {word} = {vector}")
     cat, dog, car = (np.array(PETS[w]) for w in ("猫", "狗", "汽车"))

@@ -1,0 +1,42 @@
+"""A cell's nbgrader metadata, read defensively: the one place the kit reads it.
+
+A notebook is the student's file, so a cell's metadata may be anything (a list, a
+string, a grade id that is a number). Every reader goes through here and gets a dict.
+"""
+
+FLAGS = ("grade", "solution", "locked")
+
+
+def nbgrader_meta(cell):
+    """A cell's nbgrader metadata as a dict ({} when it has none, or none that is a dict)."""
+    meta = cell.get("metadata") if isinstance(cell, dict) else None
+    meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def valid_meta(cell):
+    """The cell's nbgrader metadata when nbgrader would accept it (schema 3), else {}."""
+    meta = nbgrader_meta(cell)
+    return meta if meta.get("schema_version") == 3 and "grade_id" in meta else {}
+
+
+def grade_id_of(cell):
+    """The cell's grade id, or None."""
+    return nbgrader_meta(cell).get("grade_id")
+
+
+def carries(cell, *flags):
+    """Whether any of ``flags`` ("grade", "solution", "task", "locked") is set on the cell."""
+    meta = nbgrader_meta(cell)
+    return any(meta.get(flag) for flag in flags)
+
+
+def source_text(source):
+    """A cell's source as one string (nbformat allows a list of lines)."""
+    return "".join(map(str, source)) if isinstance(source, list) else str(source)
+
+
+def normal_source(source):
+    """A source compared loosely: blank lines and trailing spaces do not count."""
+    return "\n".join(line.rstrip() for line in source_text(source).splitlines()
+                     if line.strip())

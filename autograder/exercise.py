@@ -1,0 +1,204 @@
+"""Exercises are content. This module finds one and hands the engine what it holds.
+
+An exercise is a folder that is a Python package. Its ``__init__.py`` is the contract:
+
+- ``NAME``, ``TITLE`` ({"zh": ..., "en": ...}), ``NOTEBOOK`` (the notebook's file name)
+  and ``ASSIGNMENTS`` ({assignment id: language}; the first is the default);
+- ``REFERENCE``: the module of reference functions, never released;
+- ``FUNCTIONS``: a tuple of ``Function``, in the order the notebook teaches them;
+- ``TOTAL``: the points of the hidden checks, which the engine holds them to;
+- ``NOT_GRADED``: files of the folder that decide no grade (the lesson, the story).
+
+Beside it, by name: ``cases.py`` (``CASES``: hidden inputs per function), ``mistakes.py``
+(``CATALOGUE``), ``quiz.py`` (``KEY``, ``EXPLANATIONS``, ``POINTS``; optional),
+``style.py`` (``HINTS``), ``lesson.py`` (``LESSON``), ``sample_class.py``
+(``sample_answers``) and ``public/``, which ships to students inside the self-check:
+its modules import the self-check as their parent package (``from ..framework import
+...``), here as in the release. ``release_layout.json`` and ``public/fingerprints.json``
+are generated (``mhakit build --exercise-files``) and committed.
+
+The engine reads every function's name from here and never writes one of its own.
+"""
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+BUILT_IN = Path(__file__).resolve().with_name("exercises")
+DEFAULT = "mha"
+FOLDER_VARIABLE = "MHAKIT_EXERCISE"  # a folder: grade, build and check that exercise
+LAYOUT_NAME = "release_layout.json"
+FINGERPRINTS_NAME = "fingerprints.json"
+
+
+@dataclass(frozen=True)
+class Function:
+    """One function the learner writes, as the hidden checks grade it."""
+
+    name: str
+    points: tuple  # (values on random inputs, edge cases, float32 kept, inputs unchanged)
+    returns: tuple = ()  # the names of the arrays it returns, when it returns several
+    own_pieces: bool = False  # also checked with the learner's own pieces, for feedback
+    short: str = ""  # its column in the grade table
+
+    @property
+    def total(self):
+        return sum(self.points)
+
+
+class Exercise:
+    """The exercise whose content package is ``package``."""
+
+    def __init__(self, package):
+        self.package = package
+        self.folder = Path(package.__file__).resolve().parent
+        self.name = package.NAME
+        self.title = dict(package.TITLE)
+        self.notebook = package.NOTEBOOK
+        self.assignments = dict(package.ASSIGNMENTS)
+        self.functions = tuple(package.FUNCTIONS)
+        self.total = package.TOTAL
+
+    def __repr__(self):
+        return f"<exercise {self.name} in {self.folder}>"
+
+    def content(self, module):
+        """One of the exercise's content modules (``cases``, ``mistakes``...)."""
+        return importlib.import_module(f"{self.package.__name__}.{module}")
+
+    @property
+    def default_assignment(self):
+        return next(iter(self.assignments))
+
+    @property
+    def function_names(self):
+        return tuple(function.name for function in self.functions)
+
+    def function(self, name):
+        return next(function for function in self.functions if function.name == name)
+
+    @cached_property
+    def reference(self):
+        """{function name: the reference function}."""
+        return {name: getattr(self.package.REFERENCE, name) for name in self.function_names}
+
+    @property
+    def reference_file(self):
+        return Path(self.package.REFERENCE.__file__).resolve()
+
+    @cached_property
+    def quiz(self):
+        """The quiz's module (``KEY``, ``EXPLANATIONS``, ``POINTS``), or None."""
+        if not (self.folder / "quiz.py").exists():
+            return None
+        return self.content("quiz")
+
+    @property
+    def parts(self):
+        """The rows of the self-check and the columns of the grades, in notebook order."""
+        return self.function_names + (("quiz",) if self.quiz else ())
+
+    def part_points(self, part):
+        if part == "quiz":
+            return float(sum(self.quiz.POINTS.values()))
+        return float(self.function(part).total)
+
+    @cached_property
+    def public(self):
+        """The public package, loaded as a part of the self-check (see the docstring)."""
+        from . import selfcheck
+
+        name = f"{selfcheck.__name__}.exercise_{self.name}"
+        if name not in sys.modules:
+            folder = self.folder / "public"
+            spec = importlib.util.spec_from_file_location(
+                name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        return sys.modules[name]
+
+    @property
+    def public_folder(self):
+        return self.folder / "public"
+
+    @cached_property
+    def checks(self):
+        """Every check, public and hidden, in the notebook's order (public first in a part)."""
+        from .grader.hidden_checks import hidden_checks
+
+        everything = list(self.public.CHECKS) + list(hidden_checks(self))
+        rank = {part: index for index, part in enumerate(self.parts)}
+        return sorted(everything, key=lambda chk: (rank[chk.function], chk.tier != "public"))
+
+    @property
+    def layout_file(self):
+        return self.folder / LAYOUT_NAME
+
+    @property
+    def fingerprints_file(self):
+        return self.public_folder / FINGERPRINTS_NAME
+
+    @cached_property
+    def layout(self):
+        """The release's layout: what the tampering check compares a submission with."""
+        return json.loads(self.layout_file.read_text(encoding="utf-8"))
+
+    @cached_property
+    def kit_sources(self):
+        """The normalised sources of the release's locked cells (setup, checks, demos)."""
+        return frozenset(self.layout["locked"].values())
+
+    def grading_files(self):
+        """The exercise's files whose content decides a grade: all but what it calls not
+        graded (its lesson, its story). The reference is ``reference_file``."""
+        skipped = {self.folder / name for name in getattr(self.package, "NOT_GRADED", ())}
+        return [path for path in sorted(self.folder.rglob("*"))
+                if path.is_file() and path not in skipped and "__pycache__" not in path.parts
+                and path.suffix in (".py", ".json")]
+
+    def hidden_paths(self):
+        """What student code must never read: the exercise's folder and its reference."""
+        return [self.folder, self.reference_file]
+
+
+@lru_cache(maxsize=None)
+def _load(folder):
+    if folder.parent == BUILT_IN:
+        return Exercise(importlib.import_module(f"{__package__}.exercises.{folder.name}"))
+    if not (folder / "__init__.py").is_file():
+        raise ValueError(f"{folder} is not an exercise: it has no __init__.py")
+    name = f"mhakit_exercise_{folder.name}"
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return Exercise(package)
+
+
+def load(folder=None):
+    """The exercise in ``folder``; by default the one ``MHAKIT_EXERCISE`` names, else the
+    package's own."""
+    folder = folder or os.environ.get(FOLDER_VARIABLE) or BUILT_IN / DEFAULT
+    return _load(Path(folder).resolve())
+
+
+def current():
+    """The exercise this process grades and builds."""
+    return load()
+
+
+def built_in():
+    """The exercises that ship with the kit, by name."""
+    return {path.name: load(path) for path in sorted(BUILT_IN.iterdir())
+            if (path / "__init__.py").is_file()}

@@ -1,0 +1,74 @@
+"""Naming a mistake: an exercise's catalogue of wrong variants, run on the failing inputs.
+
+When a check finds wrong values, the grader runs the known wrong variants of that
+function (the exercise's ``mistakes.CATALOGUE``) on the same inputs. If one of them gives
+the student's output, the feedback names that mistake, with a hint, in the student's
+language; its identifier goes into the test's ``tags`` in results.json, so that scripts
+and the class report can count it. The variants stay on the instructor's side; the
+self-check gets only their fingerprints (selfcheck/fingerprints.py).
+"""
+
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    variant: object  # a function, or a tuple of functions that are the same mistake
+    zh: str
+    en: str
+
+    @property
+    def variants(self):
+        return self.variant if isinstance(self.variant, tuple) else (self.variant,)
+
+    def text(self, language):
+        return self.zh if language == "zh" else self.en
+
+
+def catalogue(exercise):
+    """{function: [Mistake]} of the exercise; empty when it lists none."""
+    if not (exercise.folder / "mistakes.py").exists():
+        return {}
+    return exercise.content("mistakes").CATALOGUE
+
+
+def diagnose(exercise, function, args, kwargs, got, tolerance):
+    """The first catalogued mistake whose output on these inputs is ``got``; else None."""
+    for mistake in catalogue(exercise).get(function, ()):
+        for variant in mistake.variants:
+            try:
+                with np.errstate(all="ignore"):
+                    wrong = variant(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - a variant that cannot apply to these inputs
+                continue
+            if _same_output(got, wrong, tolerance):
+                return mistake
+    return None
+
+
+def name_by_variants(exercise, function, args, kwargs, got, language):
+    """What fingerprints.name_mistake gives the self-check, from the variants themselves:
+    (mistake id, hint in ``language``) or None."""
+    mistake = diagnose(exercise, function, args, kwargs, got, dict(rtol=1e-6, atol=1e-9))
+    return None if mistake is None else (mistake.id, mistake.text(language))
+
+
+def namer(exercise):
+    """``name_by_variants`` for one exercise, as the checks' runner takes it."""
+    return partial(name_by_variants, exercise)
+
+
+def _same_output(got, wrong, tolerance):
+    if isinstance(wrong, tuple):
+        return (isinstance(got, (tuple, list)) and len(got) == len(wrong)
+                and all(_same_output(g, w, tolerance) for g, w in zip(got, wrong)))
+    try:
+        got, wrong = np.asarray(got, dtype=np.float64), np.asarray(wrong, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return got.shape == wrong.shape and bool(np.allclose(got, wrong, equal_nan=True,
+                                                         **tolerance))
