@@ -10,9 +10,11 @@ An exercise is a folder that is a Python package. Its ``__init__.py`` is the con
 - ``NOT_GRADED``: files of the folder that decide no grade (the lesson, the story).
 
 Beside it, by name: ``cases.py`` (``CASES``: hidden inputs per function), ``mistakes.py``
-(``CATALOGUE``), ``quiz.py`` (``KEY``, ``EXPLANATIONS``, ``POINTS``; optional),
+(``CATALOGUE``), ``quiz.py`` (``KEY``, ``EXPLANATIONS``, ``POINTS``; optional; its
+variables are named ``quiz_<n>``, and a choice has at most four options, A to D),
 ``style.py`` (``HINTS``), ``lesson.py`` (``LESSON``), ``sample_class.py``
-(``sample_answers``) and ``public/``, which ships to students inside the self-check:
+(``sample_answers``) and ``public/``, which ships to students inside the self-check
+(its .py and .json files, subfolders too):
 its modules import the self-check as their parent package (``from ..framework import
 ...``), here as in the release. ``release_layout.json`` and ``public/fingerprints.json``
 are generated (``mhakit build --exercise-files``) and committed.
@@ -20,10 +22,12 @@ are generated (``mhakit build --exercise-files``) and committed.
 The engine reads every function's name from here and never writes one of its own.
 """
 
+import hashlib
 import importlib
 import importlib.util
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -51,10 +55,17 @@ class Function:
         return sum(self.points)
 
 
+REQUIRED = ("NAME", "TITLE", "NOTEBOOK", "ASSIGNMENTS", "REFERENCE", "FUNCTIONS", "TOTAL")
+
+
 class Exercise:
     """The exercise whose content package is ``package``."""
 
     def __init__(self, package):
+        missing = [name for name in REQUIRED if not hasattr(package, name)]
+        if missing:
+            raise ValueError(f"{package.__file__} is not an exercise's contract: it has no "
+                             f"{', '.join(missing)}")
         self.package = package
         self.folder = Path(package.__file__).resolve().parent
         self.name = package.NAME
@@ -113,9 +124,10 @@ class Exercise:
         """The public package, loaded as a part of the self-check (see the docstring)."""
         from . import selfcheck
 
-        name = f"{selfcheck.__name__}.exercise_{self.name}"
+        # One name per exercise package, so that two exercises never share one.
+        name = f"{selfcheck.__name__}.exercise_{self.package.__name__.replace('.', '_')}"
         if name not in sys.modules:
-            folder = self.folder / "public"
+            folder = self.public_folder
             spec = importlib.util.spec_from_file_location(
                 name, folder / "__init__.py", submodule_search_locations=[str(folder)])
             module = importlib.util.module_from_spec(spec)
@@ -167,23 +179,43 @@ class Exercise:
                 and path.suffix in (".py", ".json")]
 
     def hidden_paths(self):
-        """What student code must never read: the exercise's folder and its reference."""
-        return [self.folder, self.reference_file]
+        """What student code must never read: the exercise's folder and its reference's."""
+        return [self.folder, self.reference_file.parent]
+
+
+def loaded():
+    """Every exercise this process has loaded: student code must read none of them."""
+    return [_load(folder) for folder in _LOADED]
+
+
+_LOADED = []
 
 
 @lru_cache(maxsize=None)
 def _load(folder):
+    exercise = _open(folder)
+    _LOADED.append(folder)  # only what loaded: a folder that failed holds nothing to hide
+    return exercise
+
+
+def _open(folder):
     if folder.parent == BUILT_IN:
         return Exercise(importlib.import_module(f"{__package__}.exercises.{folder.name}"))
     if not (folder / "__init__.py").is_file():
         raise ValueError(f"{folder} is not an exercise: it has no __init__.py")
-    name = f"mhakit_exercise_{folder.name}"
+    digest = hashlib.sha256(str(folder).encode()).hexdigest()[:8]
+    stem = re.sub(r"\W", "_", folder.name)
+    name = f"mhakit_exercise_{stem}_{digest}"  # one name per folder, whatever the folder
     spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
                                                   submodule_search_locations=[str(folder)])
     package = importlib.util.module_from_spec(spec)
     sys.modules[name] = package
-    spec.loader.exec_module(package)
-    return Exercise(package)
+    try:
+        spec.loader.exec_module(package)
+        return Exercise(package)
+    except BaseException:
+        del sys.modules[name]
+        raise
 
 
 def load(folder=None):

@@ -68,18 +68,18 @@ def quiz_answer_source(exercise, question):
 
 def _question_text(question, lang):
     number = question.variable.split("_")[1]
-    text = question.zh if lang == "zh" else question.en
+    text = pick((question.zh, question.en), lang)
     if isinstance(question, lesson.Choice):
-        text += "\n\n" + "\n".join(f"- {letter}. {zh if lang == 'zh' else en}"
-                                   for letter, (zh, en) in zip("ABCD", question.options))
-    label = f"第 {number} 题" if lang == "zh" else f"Question {number}"
+        text += "\n\n" + "\n".join(f"- {letter}. {pick(option, lang)}"
+                                   for letter, option in zip("ABCD", question.options))
+    label = pick((f"第 {number} 题", f"Question {number}"), lang)
     return f"**{label}**: {text}"
 
 
 def _cells_for(exercise, item, lang):
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     if isinstance(item, lesson.Text):
-        return [md(item.zh if lang == "zh" else item.en, id=item.id)]
+        return [md(pick((item.zh, item.en), lang), id=item.id)]
     if isinstance(item, lesson.Demo):
         return [code(item.source, id=item.id, metadata=_meta(item.id, locked=True))]
     if isinstance(item, (lesson.Choice, lesson.Number)):
@@ -87,7 +87,7 @@ def _cells_for(exercise, item, lang):
                 code(quiz_answer_source(exercise, item), id=f"answer_{item.variable}",
                      metadata=_meta(f"answer_{item.variable}", solution=True))]
     if isinstance(item, lesson.Written):
-        question = item.zh if lang == "zh" else item.en
+        question = pick((item.zh, item.en), lang)
         return [md(question, id=f"about_{item.id}"),
                 md(pick(item.model, lang), id=item.id,
                    metadata=_meta(item.id, solution=True, grade=True, points=item.points))]
@@ -142,9 +142,10 @@ def source_files(exercise, assignment):
              "selfcheck.py": SELFCHECK_SCRIPT.replace("{notebook}", exercise.notebook)}
     for path in sorted(SELFCHECK_DIR.glob("*.py")):
         files[f"{SHIPPED_PACKAGE}/{path.name}"] = path.read_text(encoding="utf-8")
-    for path in sorted(exercise.public_folder.glob("*")):
-        if path.suffix in (".py", ".json"):
-            files[f"{SHIPPED_PACKAGE}/exercise/{path.name}"] = path.read_text(encoding="utf-8")
+    for path in sorted(exercise.public_folder.rglob("*")):
+        if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
+            name = path.relative_to(exercise.public_folder).as_posix()
+            files[f"{SHIPPED_PACKAGE}/exercise/{name}"] = path.read_text(encoding="utf-8")
     language = files[f"{SHIPPED_PACKAGE}/language.py"]
     files[f"{SHIPPED_PACKAGE}/language.py"] = language.replace('LANGUAGE = "zh"',
                                                                f'LANGUAGE = "{lang}"')

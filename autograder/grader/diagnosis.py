@@ -13,6 +13,8 @@ from functools import partial
 
 import numpy as np
 
+from ..selfcheck.wording import pick
+
 
 @dataclass(frozen=True)
 class Mistake:
@@ -26,7 +28,7 @@ class Mistake:
         return self.variant if isinstance(self.variant, tuple) else (self.variant,)
 
     def text(self, language):
-        return self.zh if language == "zh" else self.en
+        return pick((self.zh, self.en), language)
 
 
 def catalogue(exercise):

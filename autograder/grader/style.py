@@ -8,6 +8,8 @@ literal tuple, such as the reference's check of the four weight matrices, does n
 
 import ast
 
+from ..selfcheck.wording import pick
+
 LABEL = {"zh": "写法提示（不扣分）：", "en": "Style note (no points): "}
 
 
@@ -49,8 +51,8 @@ def style_notes(cells, exercise, language="zh"):
         lines = sorted(set(_loops(function)))
         if lines:
             where = ", ".join(str(line) for line in lines)
-            loop = (f"第 {where} 行有 Python 循环；" if language == "zh"
-                    else f"a Python loop (line {where}); ")
+            loop = pick((f"第 {where} 行有 Python 循环；", f"a Python loop (line {where}); "),
+                        language)
             zh, en = hints[name]
-            notes[name] = LABEL[language] + loop + (zh if language == "zh" else en)
+            notes[name] = pick(LABEL, language) + loop + pick((zh, en), language)
     return notes

@@ -16,7 +16,8 @@ the notebook's kernelspec.
 import re
 from collections import Counter
 
-from ..selfcheck.cells import FLAGS, nbgrader_meta, normal_source, source_text, valid_meta
+from ..selfcheck.cells import (FLAGS, has_nbgrader_entry, nbgrader_meta, normal_source,
+                               source_text, valid_meta)
 CHECKED_PART = re.compile(r"""check\(["'](\w+)["']\)""")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 
@@ -135,8 +136,7 @@ def find_tampering(notebook, exercise):
     """A list of plain-language findings; empty when the notebook is as released."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict)]
     release, locked = expected_layout(exercise)
-    malformed = [c for c in cells if isinstance(c.get("metadata"), dict)
-                 and "nbgrader" in c["metadata"] and not valid_meta(c)]
+    malformed = [c for c in cells if has_nbgrader_entry(c) and not valid_meta(c)]
     by_id = {}
     for cell in cells:
         if valid_meta(cell):

@@ -25,6 +25,7 @@ from ..exercise import current
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
+from ..selfcheck.wording import LANGUAGES
 from .report import write_report
 
 def csv_columns():
@@ -365,7 +366,7 @@ def well_formed(result):
     return (isinstance(parts, dict) and all(_number(v) for v in parts.values())
             and isinstance(extra.get("status"), str) and _number(extra.get("max_score"))
             and isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 1 << 64
-            and extra.get("language", "zh") in ("zh", "en")
+            and extra.get("language", "zh") in LANGUAGES
             and isinstance(extra.get("style", {}), dict)
             and all(isinstance(v, str) for v in extra.get("style", {}).values()))
 
@@ -412,7 +413,8 @@ def wide_console():
 
 
 def grade_table(results):
-    table = Table(box=box.SIMPLE_HEAD, title="Graded by mha-kit (auto-graded points out of 100)")
+    table = Table(box=box.SIMPLE_HEAD,
+                  title=f"Graded by mha-kit (auto-graded points out of {current().total:g})")
     columns, short = csv_columns(), short_headers()
     for column in columns:
         table.add_column(short.get(column, column),

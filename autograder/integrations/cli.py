@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from ..selfcheck.wording import LANGUAGES
+
 
 def _grade(args):
     from .batch import grade_folder, grade_table, wide_console
@@ -75,7 +77,11 @@ def _build(args):
 def _gradescope(args):
     from .gradescope import build_zip
 
-    print(f"wrote {build_zip(args.out)}", file=sys.stderr)
+    try:
+        print(f"wrote {build_zip(args.out)}", file=sys.stderr)
+    except ValueError as error:
+        print(f"mhakit gradescope: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -97,7 +103,7 @@ def parser():
     grade.add_argument("--seed", type=int, help="seed for the hidden inputs (default: fresh)")
     grade.add_argument("--jobs", type=int, help="parallel submissions (default: all cores)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar, no table")
-    grade.add_argument("--language", choices=("zh", "en"),
+    grade.add_argument("--language", choices=LANGUAGES,
                        help="the feedback's language (default: each notebook's own)")
     grade.add_argument("--json", action="store_true", help="all results as JSON on stdout")
     grade.add_argument("--dask", metavar="ADDRESS",
@@ -133,16 +139,17 @@ def parser():
 
 def main(argv=None):
     args = parser().parse_args(argv)
-    if args.exercise:
-        from ..exercise import FOLDER_VARIABLE, load
+    from ..exercise import FOLDER_VARIABLE, load
 
+    folder = args.exercise or os.environ.get(FOLDER_VARIABLE)
+    if folder:
         try:
-            load(args.exercise)
+            load(folder)
         except (OSError, ValueError, ImportError) as error:
-            print(f"mhakit: --exercise {args.exercise}: {error}", file=sys.stderr)
+            print(f"mhakit: exercise {folder}: {error}", file=sys.stderr)
             return 2
         # The grading workers and nbgrader's subprocesses read it too.
-        os.environ[FOLDER_VARIABLE] = str(Path(args.exercise).resolve())
+        os.environ[FOLDER_VARIABLE] = str(Path(folder).resolve())
     return args.run(args)
 
 

@@ -11,7 +11,7 @@ import html
 
 from ..exercise import current
 from ..grader.grading import part_summary
-from ..selfcheck.wording import decide
+from ..selfcheck.wording import decide, pick
 
 WORDS = {
     "zh": {"title": "{name} 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",
@@ -66,7 +66,7 @@ def feedback_html(student, result):
         points = f" ({earned:g} / {possible:g})" if possible else ""
         body += [f"<h2>{escape(part)}{points}</h2>", f"<pre>{escape(summary)}</pre>"]
     return ("<!DOCTYPE html>\n"
-            f'<html lang="{"zh-CN" if language == "zh" else "en"}"><head><meta charset="utf-8">'
+            f'<html lang="{pick(("zh-CN", "en"), language)}"><head><meta charset="utf-8">'
             f"<title>{escape(words['title'])}: {escape(student)}</title>"
             "<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}"
             "pre{white-space:pre-wrap;background:#f6f6f6;padding:.75rem}</style></head>\n"

@@ -44,7 +44,7 @@ install() {
         apt-get install -y -qq python3.11 python3.11-venv
     fi
     "${MHAKIT_BASE_PYTHON:-python3.11}" -m venv "$root/venv"
-    "$root/venv/bin/pip" install --quiet "numpy>=1.26" "nbformat==5.11.1" "rich>=13"
+    "$root/venv/bin/pip" install --quiet @REQUIREMENTS@
     "$root/venv/bin/pip" install --quiet --no-deps "$root/source"
 }
 
@@ -85,6 +85,8 @@ export MHAKIT_HIDE="$root:$root/source:$root/submission:$root/results${MHAKIT_HI
 # To grade even where nothing can hide the course from student code (every result is
 # then flagged "unconfined"), uncomment:
 # export MHAKIT_ALLOW_UNCONFINED=1
+# An exercise other than the kit's own travels in the zip's exercise/ folder.
+if [ -d "$root/source/exercise" ]; then export MHAKIT_EXERCISE="$root/source/exercise"; fi
 cd "$root/source"  # a folder hidden anyway; -I keeps it off sys.path: the venv's kit runs
 exec "$python" -I -m autograder.integrations.gradescope "$root"
 """
@@ -93,11 +95,29 @@ exec "$python" -I -m autograder.integrations.gradescope "$root"
 PACKAGED = ("pyproject.toml", "README.md", "autograder", "solutions")
 
 
+# Gradescope's side grades with mhakit grade alone: nbgrader (and all of Jupyter) stays out.
+NOT_ON_GRADESCOPE = ("nbgrader",)
+
+
+def requirements():
+    """The kit's own pins from pyproject.toml, the one place they are written, as
+    setup.sh's arguments to pip."""
+    import re
+    import shlex
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    kept = [pin for pin in project["dependencies"]
+            if re.match(r"[\w.-]+", pin).group(0).lower() not in NOT_ON_GRADESCOPE]
+    return " ".join(shlex.quote(pin) for pin in kept)
+
+
 def build_zip(target):
     """Write autograder.zip; return its path."""
     target = Path(target)
+    setup = SETUP_SH.replace("@REQUIREMENTS@", requirements())
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as bundle:
-        for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
+        for name, text in (("setup.sh", setup), ("run_autograder", RUN_AUTOGRADER)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16  # executable, as Gradescope expects
             bundle.writestr(info, text)
@@ -108,7 +128,23 @@ def build_zip(target):
                 and "__pycache__" not in p.parts)
             for file in files:
                 bundle.write(file, str(file.relative_to(REPO)))
+        for file, name in _exercise_files():
+            bundle.write(file, name)
     return target
+
+
+def _exercise_files():
+    """[(file, its name in the zip)] of an exercise that is not the kit's own: its folder
+    goes to exercise/, which run_autograder names in MHAKIT_EXERCISE."""
+    exercise = current()
+    if exercise.folder.is_relative_to(REPO / "autograder"):
+        return []
+    if not exercise.reference_file.is_relative_to(exercise.folder):
+        raise ValueError(f"the reference of {exercise.name} ({exercise.reference_file}) must "
+                         f"lie in its folder ({exercise.folder}) to travel to Gradescope")
+    return [(file, f"exercise/{file.relative_to(exercise.folder)}")
+            for file in sorted(exercise.folder.rglob("*"))
+            if file.suffix in (".py", ".json") and "__pycache__" not in file.parts]
 
 
 def for_gradescope(result):

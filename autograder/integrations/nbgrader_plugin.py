@@ -20,7 +20,7 @@ from ..authoring.build import build_notebook
 from ..exercise import current
 from ..grader.grading import grade_cells, needs_review, unreadable
 from ..grader.tampering import expected_layout, find_tampering
-from ..selfcheck.cells import FLAGS, grade_id_of, nbgrader_meta, valid_meta
+from ..selfcheck.cells import FLAGS, grade_id_of, has_nbgrader_entry, nbgrader_meta, valid_meta
 from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES
 from ..selfcheck.wording import decide
@@ -71,7 +71,7 @@ class DetectTampering(NbGraderPreprocessor):
         release, _ = expected_layout(exercise)
         seen = set()
         for cell in reversed(nb.cells):  # the last copy of a duplicate is the one kept
-            if "nbgrader" not in cell.get("metadata", {}):
+            if not has_nbgrader_entry(cell):
                 continue
             grade_id = valid_meta(cell).get("grade_id")
             if grade_id not in release or grade_id in seen:

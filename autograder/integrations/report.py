@@ -8,7 +8,7 @@ import csv
 from collections import Counter
 from pathlib import Path
 
-BINS = [(low, low + 10) for low in range(0, 100, 10)]  # the last bin holds 100 too
+from ..exercise import current
 
 
 def check_failures(results):
@@ -34,16 +34,19 @@ def diagnosed_mistakes(results):
                   key=lambda row: (-row[1], -row[2], row[0]))
 
 
-def score_histogram(results):
-    """[(low, high, count)] in bins of 10 points; 100 falls in the last bin."""
+def score_histogram(results, total=None):
+    """[(low, high, count)] in ten bins from 0 to the exercise's total, which falls in the
+    last bin."""
+    total = current().total if total is None else total
     scores = [result["score"] for result in results.values()]
-    return [(low, high, sum(low <= s < high or (high == 100 and s == 100) for s in scores))
-            for low, high in BINS]
+    bins = [(total * i / 10, total * (i + 1) / 10) for i in range(10)]
+    return [(low, high, sum(low <= s < high or (high == total and s == total) for s in scores))
+            for low, high in bins]
 
 
 def text_histogram(histogram, width=40):
     top = max((count for _, _, count in histogram), default=0) or 1
-    return "\n".join(f"{low:3d}–{high:<3d} {'█' * round(width * count / top):<{width}} {count}"
+    return "\n".join(f"{low:>3g}–{high:<3g} {'█' * round(width * count / top):<{width}} {count}"
                      for low, high, count in histogram)
 
 
@@ -66,7 +69,7 @@ def write_report(results, out):
     scores = sorted(result["score"] for result in results.values())
     lines = [f"# Class report: {len(results)} submissions", "",
              f"Median score {scores[len(scores) // 2]:g}, lowest {scores[0]:g}, "
-             f"highest {scores[-1]:g} (auto-graded points out of 100).", "",
+             f"highest {scores[-1]:g} (auto-graded points out of {current().total:g}).", "",
              "## Score distribution", "", "```", text_histogram(histogram), "```", ""]
     if picture:
         lines += ["![score distribution](scores.png)", ""]
@@ -117,7 +120,7 @@ def _plot(histogram, path):
     except ImportError:  # the report still has its text histogram
         return None
     figure, ax = plt.subplots(figsize=(6, 3), layout="constrained")
-    ax.bar([f"{low}–{high}" for low, high, _ in histogram], [c for _, _, c in histogram],
+    ax.bar([f"{low:g}–{high:g}" for low, high, _ in histogram], [c for _, _, c in histogram],
            color="#4c72b0")
     ax.set_xlabel("auto-graded score")
     ax.set_ylabel("submissions")

@@ -180,16 +180,16 @@ def course_paths():
     being graded and the folder of its reference, the folder the grader works in,
     nbgrader's default exchange (every student's submission, under /usr, which the child
     reads), and whatever MHAKIT_HIDE names (os.pathsep between)."""
-    from ..exercise import current
+    from ..exercise import current, loaded
 
     kit, cwd = Path(__file__).resolve().parents[1], Path.cwd().resolve()
-    exercise = current()
-    paths = [kit, exercise.folder, exercise.reference_file.parent]
+    paths = [kit] + [path for exercise in [current(), *loaded()]
+                     for path in exercise.hidden_paths()]
     if not Path("/usr").is_relative_to(cwd):  # grading from / or /usr: not a secret
         paths.append(cwd)
     paths += [NBGRADER_EXCHANGE] if NBGRADER_EXCHANGE.exists() else []
     paths += [Path(p) for p in os.environ.get("MHAKIT_HIDE", "").split(os.pathsep) if p]
-    return [Path(os.path.realpath(p)) for p in paths if p is not None]
+    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths if p is not None))
 
 
 def without(roots, hidden):

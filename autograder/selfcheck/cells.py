@@ -14,6 +14,12 @@ def nbgrader_meta(cell):
     return meta if isinstance(meta, dict) else {}
 
 
+def has_nbgrader_entry(cell):
+    """Whether the cell's metadata has an "nbgrader" entry at all, valid or not."""
+    meta = cell.get("metadata") if isinstance(cell, dict) else None
+    return isinstance(meta, dict) and "nbgrader" in meta
+
+
 def valid_meta(cell):
     """The cell's nbgrader metadata when nbgrader would accept it (schema 3), else {}."""
     meta = nbgrader_meta(cell)

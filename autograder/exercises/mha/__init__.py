@@ -5,9 +5,8 @@ worth. The reference is ``solutions/mha.py``; the rest of the exercise is the fo
 other modules (see autograder/exercise.py).
 """
 
+from autograder.exercise import Function
 from solutions import mha as REFERENCE  # noqa: F401 - read by the engine
-
-from ...exercise import Function
 
 NAME = "mha"
 TITLE = {"zh": "多头注意力", "en": "multi-head attention"}

@@ -13,7 +13,7 @@ import numpy as np
 
 from solutions import mha as ref
 
-from ...grader.diagnosis import Mistake
+from autograder.grader.diagnosis import Mistake
 
 
 def _softmax_no_shift(x, axis=-1):

@@ -4,7 +4,7 @@ Each sample starts from the released notebook (see autograder/authoring/sample_c
 and fills answer cells: with the reference, with a deliberately wrong variant, or not at all.
 """
 
-from ...authoring.sample_class import edited, reference_body
+from autograder.authoring.sample_class import edited, reference_body
 from .quiz import KEY
 
 WRONG_ANSWER = next(c for c in "ABCD" if c != KEY["quiz_1"])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .wording import language, say
+from .wording import pick, say
 
 PUBLIC, HIDDEN = "public", "hidden"
 
@@ -49,9 +49,8 @@ class Check:
 
     def title(self, chosen=None):
         """The check's name in the feedback's language."""
-        if (chosen or language()) == "zh" and self.name_zh:
-            return f"{self.function}: {self.name_zh}"
-        return self.name
+        return pick((f"{self.function}: {self.name_zh}" if self.name_zh else self.name,
+                     self.name), chosen)
 
 
 class Checks(list):

@@ -1,0 +1,122 @@
+"""autograder/exercise.py: exercises are content, and the engine names none of their functions."""
+
+import io
+import re
+import shutil
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from autograder.authoring.build import write_source
+from autograder.exercise import BUILT_IN, load
+from autograder.grader.grading import graders_hash, seeded
+from autograder.grader.planning import plan, same_call
+from autograder.selfcheck.framework import Checks
+from tests.mha_exercise import EXERCISE
+
+REPO = Path(__file__).resolve().parent.parent
+ENGINE = [path for path in sorted((REPO / "autograder").rglob("*.py"))
+          if not path.is_relative_to(BUILT_IN)] + [REPO / "nbgrader_config.py"]
+SECOND = REPO / "tests" / "second_exercise"
+
+
+def _learner_functions():
+    names = set(EXERCISE.function_names)
+    if (SECOND / "__init__.py").exists():
+        names |= set(load(SECOND).function_names)
+    return names
+
+
+def test_the_engine_names_no_function_a_learner_writes():
+    names = _learner_functions()
+    assert {"softmax", "attention", "multi_head_attention"} <= names
+    pattern = re.compile(r"\b(" + "|".join(sorted(names)) + r")\b")
+    found = []
+    for path in ENGINE:
+        source = path.read_text(encoding="utf-8")
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            # Identifiers, string literals (docstrings too) and comments.
+            if token.type in (tokenize.NAME, tokenize.STRING, tokenize.COMMENT) and \
+                    pattern.search(token.string):
+                found.append(f"{path.relative_to(REPO)}:{token.start[0]}: {token.string[:60]}")
+    assert len(ENGINE) > 40 and found == []
+
+
+def test_the_scan_would_find_a_name():
+    pattern = re.compile(r"\b(softmax)\b")
+    tokens = tokenize.generate_tokens(io.StringIO('x = "softmax"  # softmax\n').readline)
+    assert sum(bool(pattern.search(t.string)) for t in tokens) == 2
+
+
+def _copy(tmp_path, name, edit=None):
+    """A copy of the kit's exercise in its own folder, loaded as a folder exercise."""
+    folder = tmp_path / name / "mha"
+    shutil.copytree(BUILT_IN / "mha", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    if edit:
+        path, old, new = edit
+        text = (folder / path).read_text(encoding="utf-8")
+        assert old in text
+        (folder / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+    return load(folder)
+
+
+def test_the_graders_hash_follows_what_decides_a_grade_and_not_the_lesson(tmp_path):
+    base = graders_hash(_copy(tmp_path, "base"))
+    assert base == graders_hash(EXERCISE)  # the same content, wherever it lies
+    lesson = _copy(tmp_path, "lesson", ("lesson.py", "# 多头注意力", "# 多头注意力，改过"))
+    assert graders_hash(lesson) == base
+    for name, edit in {"cases": ("cases.py", "B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 6",
+                                 "B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 7"),
+                       "layout": ("release_layout.json", '"points": 12', '"points": 13'),
+                       "public": ("public/checks.py", "large logits", "huge logits")}.items():
+        assert graders_hash(_copy(tmp_path, name, edit)) != base, name
+
+
+def test_hidden_inputs_are_seeded_by_the_checks_name_not_its_place():
+    checks = EXERCISE.checks
+    extra = Checks()
+
+    @extra.add(checks[0].function, "a public example added first")
+    def _(student, _rng):
+        student.call(checks[0].function, 1.0, 2.0)
+
+    hidden = [i for i, chk in enumerate(checks) if chk.tier == "hidden" and chk.points]
+    assert len(hidden) > 30
+    before = plan(checks, EXERCISE.reference, seeded(7))
+    after = plan(list(extra) + list(checks), EXERCISE.reference, seeded(7))[1:]
+    another = plan(checks, EXERCISE.reference, seeded(8))
+    pairs = [(a, b) for i in hidden for a, b in zip(before[i], after[i])]
+    assert len(pairs) > 100 and all(same_call(a, b) for a, b in pairs)
+    assert all(len(before[i]) == len(after[i]) for i in hidden)
+    assert not all(same_call(a, b) for i in hidden for a, b in zip(before[i], another[i]))
+
+
+def test_an_exercise_is_held_to_its_total(tmp_path):
+    exercise = _copy(tmp_path, "total", ("__init__.py", "TOTAL = 100", "TOTAL = 99"))
+    with pytest.raises(ValueError, match="worth 100 points; its contract says 99"):
+        exercise.checks
+
+
+def test_a_folder_that_is_no_exercise_is_refused_in_one_line(tmp_path):
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "empty", tmp_path / "missing"):
+        done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli",
+                               "--exercise", str(folder), "grade", "x.ipynb"],
+                              capture_output=True, text=True)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.count("\n") == 1 and "is not an exercise" in done.stderr
+
+
+def test_a_course_build_writes_nothing_into_the_kit(tmp_path):
+    def snapshot():
+        return {p: p.stat().st_mtime_ns for p in (REPO / "autograder").rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+
+    before = snapshot()
+    folders = write_source(EXERCISE, tmp_path)
+    assert [f.name for f in folders] == ["mha", "mha_en"]
+    assert (folders[0] / "mhakit_student" / "exercise" / "checks.py").is_file()
+    assert snapshot() == before
