@@ -13,10 +13,10 @@ Beside it, by name: ``cases.py`` (``CASES``: hidden inputs per function), ``mist
 (``CATALOGUE``), ``quiz.py`` (``KEY``, ``EXPLANATIONS``, ``POINTS``; optional; its
 variables are named ``quiz_<n>``, and a choice has at most four options, A to D),
 ``style.py`` (``HINTS``), ``lesson.py`` (``LESSON``), ``sample_class.py``
-(``sample_answers``) and ``public/``, which ships to students inside the self-check
+(``sample_answers``) and ``shipped/``, which ships to students inside the self-check
 (its .py and .json files, subfolders too):
 its modules import the self-check as their parent package (``from ..framework import
-...``), here as in the release. ``release_layout.json`` and ``public/fingerprints.json``
+...``), here as in the release. ``release_layout.json`` and ``shipped/fingerprints.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
 The engine reads every function's name from here and never writes one of its own.
@@ -120,14 +120,15 @@ class Exercise:
         return float(self.function(part).total)
 
     @cached_property
-    def public(self):
-        """The public package, loaded as a part of the self-check (see the docstring)."""
+    def shipped(self):
+        """The package that ships to students (the public checks, the story, the
+        demonstrations), loaded as a part of the self-check (see the docstring)."""
         from . import selfcheck
 
         # One name per exercise package, so that two exercises never share one.
         name = f"{selfcheck.__name__}.exercise_{self.package.__name__.replace('.', '_')}"
         if name not in sys.modules:
-            folder = self.public_folder
+            folder = self.shipped_folder
             spec = importlib.util.spec_from_file_location(
                 name, folder / "__init__.py", submodule_search_locations=[str(folder)])
             module = importlib.util.module_from_spec(spec)
@@ -140,15 +141,15 @@ class Exercise:
         return sys.modules[name]
 
     @property
-    def public_folder(self):
-        return self.folder / "public"
+    def shipped_folder(self):
+        return self.folder / "shipped"
 
     @cached_property
     def checks(self):
         """Every check, public and hidden, in the notebook's order (public first in a part)."""
         from .grader.hidden_checks import hidden_checks
 
-        everything = list(self.public.CHECKS) + list(hidden_checks(self))
+        everything = list(self.shipped.CHECKS) + list(hidden_checks(self))
         rank = {part: index for index, part in enumerate(self.parts)}
         return sorted(everything, key=lambda chk: (rank[chk.function], chk.tier != "public"))
 
@@ -158,7 +159,7 @@ class Exercise:
 
     @property
     def fingerprints_file(self):
-        return self.public_folder / FINGERPRINTS_NAME
+        return self.shipped_folder / FINGERPRINTS_NAME
 
     @cached_property
     def layout(self):

@@ -15,7 +15,7 @@ QUIZ_POINTS = EXERCISE.quiz.POINTS
 CATALOGUE = catalogue(EXERCISE)
 SECTIONS = EXERCISE.parts
 WRONG_ANSWER = EXERCISE.content("sample_class").WRONG_ANSWER
-PUBLIC = EXERCISE.public  # the public package, as the self-check loads it
+PUBLIC = EXERCISE.shipped  # the shipped package (public checks, story), as the self-check loads it
 
 
 def sample_answers():
@@ -27,7 +27,7 @@ def reference_body(function):
 
 
 def public_module(name):
-    """A module of the exercise's public package (the story, the demonstrations)."""
+    """A module of the exercise's shipped package (the story, the demonstrations)."""
     import importlib
 
     return importlib.import_module(f"{PUBLIC.__name__}.{name}")

@@ -71,7 +71,7 @@ def test_the_graders_hash_follows_what_decides_a_grade_and_not_the_lesson(tmp_pa
     for name, edit in {"cases": ("cases.py", "B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 6",
                                  "B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 7"),
                        "layout": ("release_layout.json", '"points": 12', '"points": 13'),
-                       "public": ("public/checks.py", "large logits", "huge logits")}.items():
+                       "shipped": ("shipped/checks.py", "large logits", "huge logits")}.items():
         assert graders_hash(_copy(tmp_path, name, edit)) != base, name
 
 

@@ -36,7 +36,7 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
     assert {"setup.sh", "run_autograder", "pyproject.toml", "solutions/mha.py",
-            "autograder/grader/grading.py", "autograder/exercises/mha/public/checks.py",
+            "autograder/grader/grading.py", "autograder/exercises/mha/shipped/checks.py",
             "autograder/exercises/mha/release_layout.json"} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     for script in ("setup.sh", "run_autograder"):

@@ -90,7 +90,7 @@ def test_the_exercise_loads_from_its_folder_beside_the_kits_own_second_exercise(
 def test_the_generated_files_match_a_fresh_build_second_exercise():
     files = exercise_files(EXERCISE)
     assert set(files) == {FOLDER / "release_layout.json",
-                          FOLDER / "public" / "fingerprints.json"}
+                          FOLDER / "shipped" / "fingerprints.json"}
     for path, text in files.items():
         assert path.read_text(encoding="utf-8") == text, (
             f"{path.relative_to(REPO)} is stale, run "
@@ -195,7 +195,7 @@ def test_the_build_releases_both_languages_without_answers_second_exercise(cours
         shipped = release / "mhakit_student"
         assert (release / "selfcheck.py").is_file() and (shipped / "runner.py").is_file()
         assert (shipped / "exercise" / "checks.py").read_text(encoding="utf-8") == (
-            FOLDER / "public" / "checks.py").read_text(encoding="utf-8")
+            FOLDER / "shipped" / "checks.py").read_text(encoding="utf-8")
         assert (shipped / "exercise" / "fingerprints.json").read_bytes() == (
             EXERCISE.fingerprints_file.read_bytes())
         assert f'LANGUAGE = "{lang}"' in (shipped / "language.py").read_text(encoding="utf-8")

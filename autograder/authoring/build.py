@@ -2,7 +2,7 @@
 
 ``source/<assignment>/`` is derived, never edited by hand: its answer cells come from the
 exercise's reference, its points from the exercise's contract, and its self-check is a
-copy of ``autograder/selfcheck`` with the exercise's public package beside it as
+copy of ``autograder/selfcheck`` with the exercise's shipped package beside it as
 ``mhakit_student/exercise``. ``assignments/<assignment>/`` is then produced by nbgrader's
 own ``generate_assignment``. The exercise's generated files (its release layout and its
 fingerprints) are written by ``write_exercise_files``, committed, and checked for
@@ -142,9 +142,9 @@ def source_files(exercise, assignment):
              "selfcheck.py": SELFCHECK_SCRIPT.replace("{notebook}", exercise.notebook)}
     for path in sorted(SELFCHECK_DIR.glob("*.py")):
         files[f"{SHIPPED_PACKAGE}/{path.name}"] = path.read_text(encoding="utf-8")
-    for path in sorted(exercise.public_folder.rglob("*")):
+    for path in sorted(exercise.shipped_folder.rglob("*")):
         if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
-            name = path.relative_to(exercise.public_folder).as_posix()
+            name = path.relative_to(exercise.shipped_folder).as_posix()
             files[f"{SHIPPED_PACKAGE}/exercise/{name}"] = path.read_text(encoding="utf-8")
     language = files[f"{SHIPPED_PACKAGE}/language.py"]
     files[f"{SHIPPED_PACKAGE}/language.py"] = language.replace('LANGUAGE = "zh"',
@@ -165,7 +165,7 @@ def fingerprints_text(exercise):
 
     reference, mistakes = exercise.reference, catalogue(exercise)
     probes, named = {}, set()
-    for chk in exercise.public.CHECKS.of(tier=PUBLIC):
+    for chk in exercise.shipped.CHECKS.of(tier=PUBLIC):
         planner = PlanningStudent(reference)
         run_check(chk, planner, None)
         for call in (c for c in planner.calls if not c.variable):
