@@ -7,7 +7,7 @@ import re
 import nbformat
 import pytest
 
-from tests.mha_exercise import ASSIGNMENTS
+from tests.mha_exercise import ASSIGNMENTS, EXERCISE
 from tests.mha_exercise import CATALOGUE
 from tests.mha_exercise import fill, sample_answers
 
@@ -142,6 +142,6 @@ def test_feedback_page_names_the_mistake_and_hides_the_tests(graded, page):
     hidden += ["BEGIN HIDDEN TESTS", "hidden_checks"]
     assert [line for line in hidden if line in text] == []
     # The hidden checks' helpers, as whole words (`_heads` is also the end of split_heads).
-    names = [name for name in _names_defined_in(hidden_checks)
-             if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)]
+    helpers = _names_defined_in(hidden_checks) + _names_defined_in(EXERCISE.content("cases"))
+    names = [name for name in helpers if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)]
     assert names == []
