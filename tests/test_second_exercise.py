@@ -321,3 +321,33 @@ def test_mhakit_grade_fills_the_gradebook_as_nbgrader_does_second_exercise(
                 for student in STUDENTS}
     assert mine == autograded
     assert (pristine / "autograded" / "bob_whole_array" / ASSIGNMENT / NOTEBOOK).is_file()
+
+
+@pytest.mark.slow
+def test_the_gradescope_bundle_carries_the_exercise_and_grades_it_second_exercise(
+        course, tmp_path):
+    """`mhakit --exercise FOLDER gradescope`: the zip holds the exercise's folder, and
+    run_autograder, in a folder laid out like /autograder, grades with it."""
+    import zipfile
+
+    done = mhakit("gradescope", "--out", str(tmp_path / "autograder.zip"))
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
+        names = set(archive.namelist())
+        archive.extractall(root / "source")
+    assert {"exercise/__init__.py", "exercise/reference.py", "exercise/shipped/checks.py",
+            "exercise/release_layout.json"} <= names
+    for student, expected in (("alice_correct", TOTAL), ("bob_whole_array", TOTAL - 8)):
+        shutil.rmtree(root / "submission", ignore_errors=True)
+        (root / "submission").mkdir()
+        shutil.copy(course / "submitted" / student / ASSIGNMENT / NOTEBOOK,
+                    root / "submission" / NOTEBOOK)
+        env = {k: v for k, v in os.environ.items() if k != FOLDER_VARIABLE}
+        env.update(MHAKIT_AUTOGRADER_ROOT=str(root), MHAKIT_PYTHON=sys.executable)
+        ran = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert ran.returncode == 0, ran.stderr
+        result = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+        assert result["score"] == expected, student
+        assert {t["name"].split(":")[0] for t in result["tests"]} == set(EXERCISE.parts)
