@@ -29,9 +29,11 @@ than Linux, where the kit has no layer, plain mode runs with a warning.
 import atexit
 import fcntl
 import functools
+import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -163,13 +165,39 @@ def readable_roots():
 @functools.lru_cache(maxsize=1)
 def numpy_site():
     """A folder that holds numpy and nothing else: the child's only entry on sys.path.
-    (The real site-packages also holds the kit.) One per grading process."""
-    site = Path(tempfile.mkdtemp(prefix="mhakit-site-"))
-    site.chmod(0o755)  # the child's uid must read it; mkdtemp makes it private to root
+    (The real site-packages also holds the kit.) One per user and numpy, shared by every
+    grading process: a grading worker ends without running atexit, so a folder of its own
+    would outlive it."""
+    key = hashlib.sha256("\0".join(map(str, NUMPY_DIRS)).encode()).hexdigest()[:12]
+    site = Path(tempfile.gettempdir()) / f"mhakit-site-{os.getuid()}-{key}"
+    if _is_numpy_site(site):
+        return site
+    fresh = Path(tempfile.mkdtemp(prefix="mhakit-site-"))
+    fresh.chmod(0o755)  # the child's uid must read it; mkdtemp makes it private to root
     for folder in NUMPY_DIRS:
-        (site / folder.name).symlink_to(folder)
-    atexit.register(shutil.rmtree, site, ignore_errors=True)
-    return site
+        (fresh / folder.name).symlink_to(folder)
+    try:
+        os.rename(fresh, site)  # atomic: of two processes, one wins and both use it
+    except OSError:
+        pass
+    if _is_numpy_site(site):
+        shutil.rmtree(fresh, ignore_errors=True)
+        return site
+    # The shared name is taken by something else: this process keeps a folder of its own.
+    atexit.register(shutil.rmtree, fresh, ignore_errors=True)
+    return fresh
+
+
+def _is_numpy_site(site):
+    """Whether ``site`` is ours, writable by us alone, and holds just the links to numpy."""
+    try:
+        info = os.lstat(site)
+        links = {entry.name: os.readlink(entry) for entry in os.scandir(site)}
+    except OSError:
+        return False
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and not info.st_mode & 0o022
+            and links == {folder.name: str(folder) for folder in NUMPY_DIRS})
 
 
 NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default, in /usr
