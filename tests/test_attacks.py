@@ -15,7 +15,7 @@ from autograder.grader.grading import grade_notebook
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 
-from .attack_corpus import ATTACKS, REPO
+from tests.attacks.corpus import ATTACKS, REPO
 
 FULL = {name: float(sum(p)) for name, p in POINTS.items()}
 FULL["quiz"] = float(sum(QUIZ_POINTS.values()))

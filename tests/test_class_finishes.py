@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from .attack_corpus import Attack
-from .attacks_on_the_class import _nested_metadata
+from tests.attacks.corpus import Attack
+from tests.attacks.on_the_class import _forty_megabytes_of_braces, _nested_metadata
 
 MHAKIT = [sys.executable, "-m", "autograder.integrations.cli", "grade"]
 HONEST = ("ann", "ben", "cleo")
@@ -23,11 +23,6 @@ SHOWN = "frank\\xff"      # how the kit shows it
 def _list_metadata(notebook):
     notebook["cells"][3]["metadata"] = []
     return notebook
-
-
-def _forty_megabytes_of_braces():
-    text = Attack("braces", notebook=lambda nb: dict(nb, metadata={"x": "@@"})).make()
-    return text.replace(b'"@@"', b"[" + b"{}," * ((40 << 20) // 3) + b"{}]")
 
 
 HOSTILE = {  # student folder -> (notebook file name -> bytes)

@@ -16,7 +16,7 @@ import pytest
 
 from autograder.sandbox import Limits, confinement
 
-from .attack_corpus import ATTACKS
+from tests.attacks.corpus import ATTACKS
 
 HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
 

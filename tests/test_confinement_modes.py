@@ -5,7 +5,7 @@ CI runs as root. The other modes are played here the way a grader meets them:
   own, made from the system's Python (it cannot enter root's home, where CI's Python is),
   and its own clone of the kit as the course: user namespaces plus Landlock;
 - a container: root under a seccomp filter that refuses namespaces
-  (tests/without_namespaces.py): an unprivileged uid plus Landlock;
+  (tests/sandbox/without_namespaces.py): an unprivileged uid plus Landlock;
 - an account without user namespaces: the ordinary user under that filter: Landlock alone;
 - nothing at all: that user, and no Landlock either: grading refuses, and with the
   override it grades and flags every result.
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from .attack_corpus import ATTACKS, REPO
+from tests.attacks.corpus import ATTACKS, REPO
 from .test_attacks import CALL_SECONDS, expected_parts
 
 USER = "mhakit-instructor"
 HOME = Path("/home") / USER
 OPT = Path("/opt/mhakit-instructor")  # the user's venv: readable by the pool's uids too
-WRAPPER = ["tests/without_namespaces.py", "--"]
+WRAPPER = ["tests/sandbox/without_namespaces.py", "--"]
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"  # util-linux, on every Debian
 pytestmark = pytest.mark.slow
 
@@ -165,7 +165,7 @@ def test_each_mode_scores_the_whole_corpus_as_described(instructor, where):
 
 
 def test_with_no_layer_at_all_grading_refuses_and_the_override_flags_every_result(instructor):
-    wrapper = ["tests/without_namespaces.py", "--no-landlock", "--"]
+    wrapper = ["tests/sandbox/without_namespaces.py", "--no-landlock", "--"]
     done, results = grade_corpus(USER, instructor["python"], instructor["course"],
                                  wrapper=wrapper)
     assert done.returncode == 2 and not results

@@ -2,7 +2,7 @@
 line of the hidden checks' code: the student's output minus a shown difference would
 be the answer, and the hidden inputs would let anyone fit them.
 
-Not even when the submission itself tries to put them there (tests/attacks_on_feedback.py):
+Not even when the submission itself tries to put them there (tests/attacks/on_feedback.py):
 the feedback is searched for every encoding those attacks use, each candidate is decoded,
 and the decoded numbers are compared with the real hidden numbers of the seed."""
 
@@ -27,8 +27,8 @@ from tests.mha_exercise import EXERCISE
 PARTS = EXERCISE.parts
 mistakes = EXERCISE.content("mistakes")
 
-from .attack_corpus import ATTACKS  # first: it gathers the attack files, this one too
-from .attacks_on_feedback import FEEDBACK_ATTACKS
+from tests.attacks.corpus import ATTACKS  # noqa: F401 - first: it gathers on_feedback.py too
+from tests.attacks.on_feedback import FEEDBACK_ATTACKS
 from .conftest import grade_answers
 from .test_diagnosis import EDITS, GENERAL, edited
 

@@ -16,8 +16,8 @@ from autograder.integrations import gradescope
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import confinement
 
-from .attack_corpus import ATTACKS, REPO, Attack
-from .attacks_on_confinement import CONFINEMENT_ATTACKS, cheat
+from tests.attacks.corpus import ATTACKS, REPO, Attack
+from tests.attacks.on_confinement import CONFINEMENT_ATTACKS, cheat
 
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 
@@ -157,12 +157,13 @@ def test_a_grader_that_fails_still_writes_results_json(tmp_path, monkeypatch):
 # the kit's own checkout included, are often world-readable: where only a uid drop hides
 # the course, a child would read those, as it could not on Gradescope.) setup.sh runs
 # there as Gradescope runs it, less apt-get: the venv comes from Debian's Python 3.11.
-# Each grading runs run_autograder there under tests/without_namespaces.py, which forbids
-# namespaces as a container does, and with --no-landlock plays a kernel without Landlock.
+# Each grading runs run_autograder there under tests/sandbox/without_namespaces.py, which
+# forbids namespaces as a container does, and with --no-landlock plays a kernel without
+# Landlock.
 
 BASE_PYTHON = "/usr/bin/python3"
 UIDS_INSIDE = "/tmp/mhakit-uids"  # the uid pool's locks, shared with graders outside
-WRAPPER = "/opt/mhakit-tests"     # tests/without_namespaces.py and the filter it loads
+WRAPPER = "/opt/mhakit-tests"     # tests/sandbox/without_namespaces.py and its filter
 AN_UNPRIVILEGED_UID = 63999       # below the grader's pool, in no group
 
 ENTER = """\
@@ -206,10 +207,11 @@ class Machine:
         confinement.UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
         (top / "root").mkdir(mode=0o700)
         wrapper = top / WRAPPER.lstrip("/")
-        (wrapper / "tests").mkdir(parents=True)
+        (wrapper / "tests" / "sandbox").mkdir(parents=True)
         (wrapper / "autograder" / "sandbox" / "child").mkdir(parents=True)
         wrapper.chmod(0o700)
-        shutil.copy(REPO / "tests" / "without_namespaces.py", wrapper / "tests")
+        shutil.copy(REPO / "tests" / "sandbox" / "without_namespaces.py",
+                    wrapper / "tests" / "sandbox")
         shutil.copy(REPO / "autograder" / "sandbox" / "child" / "seccomp.py",
                     wrapper / "autograder" / "sandbox" / "child")
 
@@ -238,8 +240,8 @@ class Machine:
         (self.root / "submission").mkdir()  # Gradescope's modes: readable by everyone
         (self.root / "submission" / "mha.ipynb").write_bytes(notebook)
         flags = [] if landlock else ["--no-landlock"]
-        done = self.run(BASE_PYTHON, f"{WRAPPER}/tests/without_namespaces.py", *flags, "--",
-                        "bash", "/autograder/source/run_autograder", env=env)
+        done = self.run(BASE_PYTHON, f"{WRAPPER}/tests/sandbox/without_namespaces.py", *flags,
+                        "--", "bash", "/autograder/source/run_autograder", env=env)
         assert done.returncode == 0, done.stdout + done.stderr
         return read_results(self.root)
 
@@ -265,7 +267,7 @@ def machine_is_possible():
         need(f"{BASE_PYTHON} must be Python 3.11 or later with venv (python3.11-venv): "
              f"{version.stderr.strip()[-300:]}")
     if not confinement.SECCOMP_WORKS:
-        need("tests/without_namespaces.py needs seccomp on x86_64 or aarch64")
+        need("tests/sandbox/without_namespaces.py needs seccomp on x86_64 or aarch64")
     done = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "true"],
                           capture_output=True, text=True)
     if done.returncode != 0:

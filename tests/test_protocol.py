@@ -196,7 +196,7 @@ def _grade_and_measure(notebook_bytes, tmp_path, name):
 
 
 def test_frames_larger_than_any_answer_cost_the_grader_no_memory(tmp_path):
-    from .attack_corpus import ATTACKS
+    from tests.attacks.corpus import ATTACKS
 
     attack = next(a for a in ATTACKS if a.name == "frames-larger-than-any-answer")
     honest = next(a for a in ATTACKS if a.name == "environment-reveals-nothing")

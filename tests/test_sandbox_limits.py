@@ -20,8 +20,8 @@ from autograder.grader.grading import grade_notebook
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits, cgroups, confinement
 
-from .attack_corpus import ATTACKS, Attack
-from .attacks_on_limits import hogs, outlive
+from tests.attacks.corpus import ATTACKS, Attack
+from tests.attacks.on_limits import hogs, outlive
 
 IN_CI = bool(os.environ.get("CI"))
 JAILED = confinement.jail_works(Limits())

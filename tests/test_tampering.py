@@ -20,11 +20,10 @@ from autograder.selfcheck.notebook import graded_cells_of
 from tests.mha_exercise import fill, sample_answers
 from autograder.grader.tampering import expected_layout, find_tampering, layout_of
 
-from .attack_corpus import RELEASE, REPO, UNIFORM_SOFTMAX  # before attacks_on_metadata
-from .attacks_on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,
-                                  _as_code, _as_markdown, _outputs, _run_top_to_bottom,
-                                  _set_meta, _swap_ids)
-from .attack_corpus import _duplicate_with, _rename
+from tests.attacks.corpus import RELEASE, REPO, UNIFORM_SOFTMAX, _duplicate_with, _rename
+from tests.attacks.on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,
+                                       _as_code, _as_markdown, _outputs, _run_top_to_bottom,
+                                       _set_meta, _swap_ids)
 
 
 SOFTMAX_POINTS = float(sum(POINTS["softmax"]))

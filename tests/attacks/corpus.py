@@ -15,7 +15,7 @@ import nbformat
 
 from tests.mha_exercise import fill, sample_answers
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RELEASE = REPO / "assignments" / "mha" / "mha.ipynb"
 
 
@@ -321,14 +321,15 @@ ATTACKS = [
 ]
 
 
-# The attacks of each class live in a file of their own, so that each stays readable;
-# they are graded through both doors like the ones above.
-from .attacks_on_protocol import PROTOCOL_ATTACKS  # noqa: E402
-from .attacks_on_limits import LIMIT_ATTACKS  # noqa: E402
-from .attacks_on_the_class import CLASS_ATTACKS  # noqa: E402
-from .attacks_on_feedback import FEEDBACK_ATTACKS  # noqa: E402
-from .attacks_on_metadata import METADATA_ATTACKS  # noqa: E402
-from .attacks_on_confinement import CONFINEMENT_ATTACKS  # noqa: E402
+# The attacks of each class live in a file of their own (on_*.py), so that each stays
+# readable; they are graded through both doors like the ones above. They import from this
+# module, so it is imported first (the package's __init__ does that).
+from .on_protocol import PROTOCOL_ATTACKS  # noqa: E402
+from .on_limits import LIMIT_ATTACKS  # noqa: E402
+from .on_the_class import CLASS_ATTACKS  # noqa: E402
+from .on_feedback import FEEDBACK_ATTACKS  # noqa: E402
+from .on_metadata import METADATA_ATTACKS  # noqa: E402
+from .on_confinement import CONFINEMENT_ATTACKS  # noqa: E402
 
 ATTACKS += (PROTOCOL_ATTACKS + LIMIT_ATTACKS + CLASS_ATTACKS + FEEDBACK_ATTACKS + METADATA_ATTACKS
             + CONFINEMENT_ATTACKS)

@@ -1,4 +1,4 @@
-"""Attacks on confinement: see tests/attack_corpus.py for how an Attack is graded.
+"""Attacks on confinement: see tests/attacks/corpus.py for how an Attack is graded.
 
 Each cheat looks for the course's secret files (the reference solutions/mha.py, the hidden
 checks, the graders, the source notebook, the gradebook) by one route a cheater would try,
@@ -10,7 +10,7 @@ has one call's deadline (3 seconds in the tests) to load.
 
 from tests.mha_exercise import reference_body
 
-from .attack_corpus import REPO, Attack
+from .corpus import REPO, Attack
 
 # What each attack answers when it read nothing: the right shape, the wrong numbers.
 WRONG = {

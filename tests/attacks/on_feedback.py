@@ -1,15 +1,15 @@
-"""Attacks on feedback: see tests/attack_corpus.py for how an Attack is graded.
+"""Attacks on feedback: see tests/attacks/corpus.py for how an Attack is graded.
 
 Each of these submissions writes what its functions were given (hidden inputs) or what a
 correct function would return (expected values) into its own feedback, in a form that a
 filter for decimal numbers does not see: base64, hex, float.hex, integers as the axes of
 an empty array or as the length of a tuple, digits one per line, digits one per call,
 digits spelled out in English or in Chinese. The functions they fake score 0 like any
-wrong function; tests/test_feedback_privacy.py decodes every candidate it finds in the
+wrong function; tests/integrations/test_feedback.py decodes every candidate it finds in the
 feedback and checks that none of it is a hidden number.
 """
 
-from .attack_corpus import Attack
+from .corpus import Attack
 
 # The first value of an input that is not one of the public checks' numbers (those are
 # evenly spaced, from arange, linspace, zeros and ones): a hidden input.

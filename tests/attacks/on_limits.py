@@ -1,11 +1,11 @@
-"""Attacks on limits: see tests/attack_corpus.py for how an Attack is graded.
+"""Attacks on limits: see tests/attacks/corpus.py for how an Attack is graded.
 
 A submission is held to one memory limit and one process limit as a whole, and nothing it
-starts outlives its grading. tests/test_sandbox_limits.py measures these from outside;
+starts outlives its grading. tests/sandbox/test_limits.py measures these from outside;
 here the same attacks are graded through both doors.
 """
 
-from .attack_corpus import REPO, Attack
+from .corpus import REPO, Attack
 
 
 def hogs(count, megabytes):

@@ -1,4 +1,4 @@
-"""Attacks on metadata: see tests/attack_corpus.py for how an Attack is graded.
+"""Attacks on metadata: see tests/attacks/corpus.py for how an Attack is graded.
 
 Each tampering kind (points, grade ids, cell types, extra or duplicated graded cells,
 outputs planted in test cells) must be flagged on both grading paths, and must earn
@@ -18,7 +18,7 @@ import nbformat
 
 from tests.mha_exercise import sample_answers
 
-from .attack_corpus import (RELEASE, UNIFORM_SOFTMAX, Attack, _cells_where, _duplicate_with,
+from .corpus import (RELEASE, UNIFORM_SOFTMAX, Attack, _cells_where, _duplicate_with,
                             _rename)
 
 REFERENCE_SOFTMAX = sample_answers()["alice_correct"]["answer_softmax"]

@@ -1,4 +1,4 @@
-"""Attacks on the conversation between the grader and the child: see tests/attack_corpus.py
+"""Attacks on the conversation between the grader and the child: see tests/attacks/corpus.py
 for how an Attack is graded.
 
 They ask the stand-ins for answers the reference would never ask for, read the inputs of
@@ -6,7 +6,7 @@ checks that have not run yet, hide a write into their inputs from the verdict, k
 call alive by sending a message now and then, and send frames larger than any answer.
 """
 
-from .attack_corpus import Attack
+from .corpus import Attack
 
 # Every function answers from a table that it fills, on its first call, by asking the
 # stand-ins for the result of every call it can find in the runtime's frames: the

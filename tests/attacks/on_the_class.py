@@ -1,12 +1,12 @@
-"""Attacks on the class: see tests/attack_corpus.py for how an Attack is graded.
+"""Attacks on the class: see tests/attacks/corpus.py for how an Attack is graded.
 
 Notebooks whose file, not whose code, is hostile. Each once stopped `mhakit grade` for
 the whole class; now each stays with its student, on both doors. (A 40 MB notebook of
-``{}`` is graded in tests/test_class_finishes.py by `mhakit grade` only: nbgrader's own
-reading of it takes gigabytes, before any of the kit's code runs.)
+``{}``, made below, is graded in tests/integrations/test_batch.py by `mhakit grade` only:
+nbgrader's own reading of it takes gigabytes, before any of the kit's code runs.)
 """
 
-from .attack_corpus import Attack
+from .corpus import Attack
 
 
 def _nested_metadata(depth):
@@ -25,6 +25,11 @@ def _lone_surrogate_in_markdown(notebook):
     cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
     cell["source"] = "a lone surrogate: \ud800"
     return notebook
+
+
+def _forty_megabytes_of_braces():
+    text = Attack("braces", notebook=lambda nb: dict(nb, metadata={"x": "@@"})).make()
+    return text.replace(b'"@@"', b"[" + b"{}," * ((40 << 20) // 3) + b"{}]")
 
 
 CLASS_ATTACKS = [

@@ -1,6 +1,6 @@
 """Run a command the way a container runs it: no namespaces, and optionally no Landlock.
 
-    python tests/without_namespaces.py [--no-landlock] -- command args...
+    python tests/sandbox/without_namespaces.py [--no-landlock] -- command args...
 
 A seccomp filter refuses unshare and setns (EPERM), clone with any CLONE_NEW* flag
 (EPERM), and clone3 (ENOSYS, so that the C library falls back to clone, whose flags the
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograder" / "sandbox" / "child"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "autograder" / "sandbox" / "child"))
 import seccomp  # noqa: E402 - the kit's own filter builder, loaded without the kit
 
 
