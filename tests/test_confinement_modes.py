@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.attacks.corpus import ATTACKS, REPO
-from .test_attacks import CALL_SECONDS, expected_parts
+from tests.grader.test_attacks import CALL_SECONDS, expected_parts
 
 USER = "mhakit-instructor"
 HOME = Path("/home") / USER

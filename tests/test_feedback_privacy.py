@@ -30,7 +30,7 @@ mistakes = EXERCISE.content("mistakes")
 from tests.attacks.corpus import ATTACKS  # noqa: F401 - first: it gathers on_feedback.py too
 from tests.attacks.on_feedback import FEEDBACK_ATTACKS
 from .conftest import grade_answers
-from .test_diagnosis import EDITS, GENERAL, edited
+from tests.grader.test_diagnosis import EDITS, GENERAL, edited
 
 SEED = 23
 # Token types that are not code; f-strings have their own types from Python 3.12.

@@ -13,7 +13,7 @@ from autograder.selfcheck.notebook import run_cells
 from autograder.selfcheck.wording import say, speaking
 from tests.mha_exercise import reference_body
 
-from .conftest import ANSWER_ORDER, grade_answers
+from tests.conftest import ANSWER_ORDER, grade_answers
 
 # mistake id -> (function, [(text in the reference answer, what the student wrote)])
 EDITS = {
@@ -233,30 +233,3 @@ def test_the_self_check_names_nothing_in_a_correct_submission(shipped_fingerprin
                                                               reference_answers):
     results = self_check(reference_answers)
     assert all(r.status == "passed" and not r.tags for r in results)
-
-
-# ------------------------------------------------------------ style notes
-
-LOOPING_SPLIT = """def split_heads(X, num_heads):
-    X = np.asarray(X)
-    d_k = X.shape[-1] // num_heads
-    heads = [X[..., i * d_k:(i + 1) * d_k] for i in range(num_heads)]
-    return np.stack(heads, axis=-3)
-"""
-
-
-@pytest.mark.parametrize("language", ["zh", "en"])
-def test_a_loop_over_heads_costs_nothing_and_gets_a_note(reference_answers, language):
-    from autograder.grader.grading import part_summary
-
-    answers = dict(reference_answers, answer_split_heads=LOOPING_SPLIT)
-    result = grade_answers(answers, seed=17, language=language)
-    assert result["score"] == 100
-    notes = result["extra_data"]["style"]
-    assert list(notes) == ["split_heads"]
-    assert ("line 4" in notes["split_heads"]) if language == "en" else ("第 4 行" in notes["split_heads"])
-    assert notes["split_heads"] in part_summary(result, "split_heads")
-
-
-def test_the_reference_gets_no_style_note(reference_answers):
-    assert grade_answers(reference_answers, seed=17)["extra_data"]["style"] == {}
