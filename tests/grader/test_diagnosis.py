@@ -1,16 +1,13 @@
 """Each catalogued mistake, made on purpose, is named as exactly that mistake."""
 
-import json
-
 import pytest
 
-from autograder.authoring.build import fingerprints_text
-from tests.mha_exercise import EXERCISE, POINTS, PUBLIC
+from tests.mha_exercise import POINTS, PUBLIC
 from tests.mha_exercise import CATALOGUE
 from autograder.selfcheck import fingerprints, runner
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
-from autograder.selfcheck.wording import say, speaking
+from autograder.selfcheck.wording import speaking
 from tests.mha_exercise import reference_body
 
 from tests.conftest import ANSWER_ORDER, grade_answers
@@ -169,16 +166,7 @@ def test_a_correct_submission_gets_no_diagnosis(reference_answers):
 
 
 # ------------------------------------------------------------ the student's self-check
-
-SHIPPED = json.loads(EXERCISE.fingerprints_file.read_text(encoding="utf-8"))
-
-
-@pytest.fixture
-def shipped_fingerprints():
-    """The exercise's committed fingerprints.json, which the release ships (and which
-    test_release holds to a fresh build)."""
-    assert SHIPPED == json.loads(fingerprints_text(EXERCISE))
-
+# (its tests: tests/selfcheck/test_fingerprints.py, tests/exercises/mha/test_public_checks.py)
 
 def self_check(answers, language="zh"):
     namespace = {"__name__": "__student__"}
@@ -186,50 +174,3 @@ def self_check(answers, language="zh"):
     with speaking(language):
         return runner.public_results(InProcessStudent(namespace), checks=PUBLIC.CHECKS,
                                      namer=fingerprints.namer_for(PUBLIC))
-
-
-@pytest.mark.parametrize("language", ["zh", "en"])
-@pytest.mark.parametrize("mistake_id", sorted(EDITS))
-def test_the_self_check_names_what_its_checks_catch_from_fingerprints_alone(
-        shipped_fingerprints, reference_answers, mistake_id, language):
-    results = self_check(wrong_answers(reference_answers, mistake_id), language)
-    function = EDITS[mistake_id][0]
-    # Caught with a wrong value; a function that raised has no output to recognise.
-    with speaking(language):
-        raised = say("raised", name=function, error="")
-    caught = [r for r in results if r.status == "failed" and r.check.function == function
-              and raised not in r.message]
-    named = {tag for r in results for tag in r.tags if not tag.startswith("general/")}
-    assert named <= {mistake_id}  # never a wrong name
-    if caught:  # a public check sees the mistake: it is named there
-        assert named == {mistake_id}, [r.message for r in caught]
-        hint = SHIPPED["hints"][mistake_id][language]
-        assert all(hint in r.message for r in results if mistake_id in r.tags)
-
-
-@pytest.mark.parametrize("mistake_id", sorted(EDITS))
-def test_the_graders_public_checks_name_what_the_self_check_names(
-        shipped_fingerprints, reference_answers, mistake_id):
-    """One diagnosis on both sides: fingerprints in the student's copy, the variants
-    they were made from in the grader, the same public check naming the same mistake."""
-    answers = wrong_answers(reference_answers, mistake_id)
-    in_self_check = {r.check.name: r.tags for r in self_check(answers, "en") if r.tags}
-    graded = grade_answers(answers, seed=17, language="en")
-    in_grader = {t["name"]: tuple(t["tags"]) for t in graded["tests"]
-                 if t["visibility"] == "visible" and t.get("tags")}
-    assert in_grader == in_self_check
-
-
-def test_the_self_check_names_most_mistakes(shipped_fingerprints, reference_answers):
-    named = {mistake_id for mistake_id in EDITS
-             if any(mistake_id in r.tags
-                    for r in self_check(wrong_answers(reference_answers, mistake_id)))}
-    # The rest pass the public checks' small fixed inputs (W_o transposed needs a square
-    # W_o), and only the grader names them.
-    assert len(named) >= 15, sorted(set(EDITS) - named)
-
-
-def test_the_self_check_names_nothing_in_a_correct_submission(shipped_fingerprints,
-                                                              reference_answers):
-    results = self_check(reference_answers)
-    assert all(r.status == "passed" and not r.tags for r in results)

@@ -1,4 +1,5 @@
-"""The student's self-check: numpy alone, an empty folder, honest exit codes."""
+"""autograder/selfcheck/runner.py, the student's self-check: numpy alone, an empty folder,
+honest exit codes, and check() in the kernel."""
 
 import shutil
 import subprocess
@@ -10,7 +11,7 @@ import pytest
 
 from tests.mha_exercise import reference_body
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RELEASE = REPO / "assignments" / "mha"
 SOURCE = REPO / "source" / "mha"
 
