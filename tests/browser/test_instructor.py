@@ -123,7 +123,7 @@ def hidden_test_lines(course, assignment):
 def test_feedback_page_names_the_mistake_and_hides_the_tests(graded, page):
     from autograder.grader import hidden_checks
 
-    from ..test_release import _names_defined_in
+    from ..authoring.test_build import _names_defined_in
 
     course, assignment = graded
     hint = WRONG_AXIS.text(ASSIGNMENTS[assignment])  # in the notebook's language

@@ -11,7 +11,7 @@ from tests.mha_exercise import ASSIGNMENTS
 from tests.mha_exercise import lending
 from tests.mha_exercise import fill, sample_answers
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 

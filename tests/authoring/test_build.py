@@ -1,5 +1,5 @@
-"""source/ and assignments/ are derived: they must match a fresh build, and the
-release must hold no answer and no hidden check."""
+"""autograder/authoring/build.py: source/ and assignments/ are derived: they must match a
+fresh build, and the release must hold no answer and no hidden check."""
 
 import ast
 import filecmp
@@ -17,7 +17,7 @@ from tests.mha_exercise import (ASSIGNMENTS, EXERCISE, POINTS, QUIZ_EXPLANATIONS
 mistakes = EXERCISE.content("mistakes")
 WRITTEN_POINTS = 1  # each optional written answer, by hand, on top of the 100
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 RELEASES = [REPO / "assignments" / assignment for assignment in ASSIGNMENTS]
 
 
