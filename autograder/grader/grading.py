@@ -28,11 +28,14 @@ KIT = Path(__file__).resolve().parents[1]
 GRADING_ROOMS = ("selfcheck", "grader", "sandbox")  # the engine's code that decides a grade
 
 
-@lru_cache(maxsize=4)
 def graders_hash(exercise=None):
     """Identifies what decides a grade: the engine's grading code and the exercise's
     checks, cases, layout and reference (not its lesson text); a result records it."""
-    exercise = exercise or current()
+    return _graders_hash(exercise or current())
+
+
+@lru_cache(maxsize=4)
+def _graders_hash(exercise):
     named = [(path.relative_to(KIT), path) for room in GRADING_ROOMS
              for path in sorted((KIT / room).rglob("*.py"))]
     named += [(Path(exercise.name) / path.relative_to(exercise.folder), path)
@@ -58,11 +61,14 @@ def seeded(seed):
     return rng_for
 
 
-@lru_cache(maxsize=4)
 def prepared_for(seed, exercise=None):
     """(plans, their calls in batches encoded for the child) under ``seed``. A batch grades
     every submission with one seed, so this is worked out once (see planning.py)."""
-    exercise = exercise or current()
+    return _prepared_for(seed, exercise or current())
+
+
+@lru_cache(maxsize=4)
+def _prepared_for(seed, exercise):
     checks, reference = ordered_checks(exercise), exercise.reference
     plans = plan(checks, reference, seeded(seed))
     batches = []
