@@ -214,35 +214,3 @@ def sandbox_processes():
         if UID_BASE <= uid < UID_BASE + 10_000:
             found.append(status.parent.name)
     return found
-
-
-GRADE_ONE = ("import json, sys; from autograder.grader.grading import grade_notebook; "
-             "r = grade_notebook(sys.argv[1], seed=1); "
-             "print(json.dumps([r['score'], r['extra_data']]))")
-
-
-def test_unconfined_grading_is_refused_unless_the_risk_is_accepted(tmp_path):
-    path = tmp_path / "mha.ipynb"
-    path.write_bytes(ATTACKS[0].make())
-    plain = dict(os.environ, MHAKIT_SANDBOX="plain")
-    refused = subprocess.run([sys.executable, "-c", GRADE_ONE, str(path)], capture_output=True,
-                             text=True, env=plain, timeout=300)
-    assert refused.returncode == 0, refused.stderr
-    import json
-    _, extra = json.loads(refused.stdout)
-    assert extra["status"] == "grading failed" and "refusing to grade" in extra["error"]
-    accepted = subprocess.run([sys.executable, "-c", GRADE_ONE, str(path)], capture_output=True,
-                              text=True, env=dict(plain, MHAKIT_ALLOW_UNCONFINED="1"),
-                              timeout=300)
-    assert accepted.returncode == 0, accepted.stderr
-    score, extra = json.loads(accepted.stdout)
-    assert score == 100 - FULL["softmax"]
-    assert extra["confinement"] == "plain"
-    assert any(layer.startswith("UNCONFINED") for layer in extra["isolation"])
-    assert not any("namespace" in layer or "Landlock" in layer for layer in extra["isolation"])
-
-
-@pytest.mark.skipif(not os.environ.get("CI"), reason="CI runs as root on Linux; elsewhere "
-                    "the jail may rightly be unavailable")
-def test_in_ci_the_jail_is_in_force():
-    assert JAILED, f"the jail could not be built: {PROBLEMS}"

@@ -1,8 +1,9 @@
 """autograder/sandbox/confinement.py: what a child may read, in each mode this machine
 builds, and what happens to a grade where none can be built.
 
-tests/test_confinement_modes.py plays the modes as an instructor meets them, with the
-whole attack corpus; these tests hold the pieces: the grants, the covers, the refusal.
+tests/sandbox/test_confinement_modes.py plays the modes as an instructor meets them, with
+the whole attack corpus; these tests hold the pieces: the grants, the covers, the refusal.
+(An accepted unconfined grade is flagged in the gradebook: tests/integrations/.)
 """
 
 import json
@@ -15,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import Limits, confinement
-
+from autograder.sandbox.confinement import PROBLEMS, jail_works
 from tests.attacks.corpus import ATTACKS
-
-HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
+from tests.conftest import grade_answers
+from tests.grader.test_grading import FULL, parts
 
 
 def test_a_grant_leaves_out_every_hidden_path_and_keeps_the_rest(tmp_path):
@@ -100,6 +101,9 @@ def test_elsewhere_than_linux_plain_mode_warns_once_per_run():
     assert done.stderr.count("WARNING") == 1 and "no confinement on this system" in done.stderr
 
 
+HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
+
+
 def unconfined_course(course, tmp_path):
     """A copy of the course that grades unconfined, by its nbgrader_config.py's setting."""
     root = tmp_path / "course"
@@ -165,3 +169,55 @@ def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, t
     assert done.returncode == 0, done.stderr[-3000:]
     flagged, comments = flags(root / "gradebook.db", "honest")
     assert flagged and "graded unconfined" in comments
+
+
+def test_modules_imported_late_still_load_in_the_child(reference_answers):
+    """numpy loads some submodules on first use, and students import the standard library:
+    both must be found inside the jail, where the child has only Python and numpy."""
+    late = ("import statistics, fractions\n"
+            "def softmax(x, axis=-1):\n"
+            "    np.fft.fft(np.ones(2)); np.polynomial.Polynomial([1, 2]); np.random.default_rng(0)\n"
+            "    statistics.mean([1, 2]); fractions.Fraction(1, 3)\n"
+            "    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n"
+            "    return e / np.sum(e, axis=axis, keepdims=True)\n")
+    result = grade_answers(dict(reference_answers, answer_softmax=late))
+    assert parts(result)["softmax"] == FULL["softmax"], [
+        t["output"] for t in result["tests"] if t["name"].startswith("softmax")][:2]
+    assert result["extra_data"]["load_errors"] == {}
+
+
+# ------------------------------------------------ where no mode confines the child
+
+JAILED = jail_works(Limits())
+
+
+GRADE_ONE = ("import json, sys; from autograder.grader.grading import grade_notebook; "
+             "r = grade_notebook(sys.argv[1], seed=1); "
+             "print(json.dumps([r['score'], r['extra_data']]))")
+
+
+def test_unconfined_grading_is_refused_unless_the_risk_is_accepted(tmp_path):
+    path = tmp_path / "mha.ipynb"
+    path.write_bytes(ATTACKS[0].make())
+    plain = dict(os.environ, MHAKIT_SANDBOX="plain")
+    refused = subprocess.run([sys.executable, "-c", GRADE_ONE, str(path)], capture_output=True,
+                             text=True, env=plain, timeout=300)
+    assert refused.returncode == 0, refused.stderr
+    import json
+    _, extra = json.loads(refused.stdout)
+    assert extra["status"] == "grading failed" and "refusing to grade" in extra["error"]
+    accepted = subprocess.run([sys.executable, "-c", GRADE_ONE, str(path)], capture_output=True,
+                              text=True, env=dict(plain, MHAKIT_ALLOW_UNCONFINED="1"),
+                              timeout=300)
+    assert accepted.returncode == 0, accepted.stderr
+    score, extra = json.loads(accepted.stdout)
+    assert score == 100 - FULL["softmax"]
+    assert extra["confinement"] == "plain"
+    assert any(layer.startswith("UNCONFINED") for layer in extra["isolation"])
+    assert not any("namespace" in layer or "Landlock" in layer for layer in extra["isolation"])
+
+
+@pytest.mark.skipif(not os.environ.get("CI"), reason="CI runs as root on Linux; elsewhere "
+                    "the jail may rightly be unavailable")
+def test_in_ci_the_jail_is_in_force():
+    assert JAILED, f"the jail could not be built: {PROBLEMS}"

@@ -1,0 +1,38 @@
+"""What may cross from the child to the grader: JSON and arrays of plain numbers only
+(autograder/sandbox/child/runtime.py packs and reads them)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from autograder.sandbox.child.runtime import pack, unpack_arrays
+
+
+def test_plain_arrays_cross_intact():
+    arrays = [np.arange(6.0).reshape(2, 3), np.array([True, False]),
+              np.ones((0, 4), np.int64), np.array(3 + 4j), np.arange(5, dtype=np.float32)[::2]]
+    message = pack({"op": "x"}, arrays)
+    header_size = int.from_bytes(message[:8], "big")
+    header = json.loads(message[8:8 + header_size])
+    data = message[8 + header_size + 8:]
+    back = unpack_arrays(header["arrays"], data)
+    for original, copy in zip(arrays, back):
+        assert copy.dtype == original.dtype and np.array_equal(copy, original)
+        assert copy.flags.writeable
+
+
+@pytest.mark.parametrize("layout,data", [
+    ([["|O", [1]]], b"\0" * 8),              # Python objects
+    ([["|V8", [1]]], b"\0" * 8),             # structured or raw bytes
+    ([["(2,)f8", [1]]], b"\0" * 16),         # a sub-array dtype
+    ([["<f8", [2]]], b"\0" * 8),             # too few bytes
+    ([["<f8", [1]]], b"\0" * 9),             # bytes left over
+    ([["<f8", [-1]]], b""),                  # a negative length
+    ([["<f8", "3"]], b"\0" * 24),            # a shape that is not a list
+    ([["<f8"]], b""),                        # half an entry
+    ("not a list", b""),
+])
+def test_anything_else_is_refused(layout, data):
+    with pytest.raises((ValueError, TypeError)):
+        unpack_arrays(layout, data)
