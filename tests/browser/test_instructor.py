@@ -11,7 +11,7 @@ from tests.mha_exercise import ASSIGNMENTS, EXERCISE
 from tests.mha_exercise import CATALOGUE
 from tests.mha_exercise import fill, sample_answers
 
-from ..test_nbgrader import nbgrader
+from ..integrations.test_nbgrader_plugin import nbgrader
 from .conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

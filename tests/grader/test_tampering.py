@@ -2,7 +2,6 @@
 
 import copy
 import csv
-import importlib.util
 import json
 import os
 import shutil
@@ -15,12 +14,10 @@ import pytest
 
 from autograder.grader.grading import grade_notebook
 from tests.mha_exercise import EXERCISE, POINTS
-from autograder.integrations.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
-from autograder.selfcheck.notebook import graded_cells_of
 from tests.mha_exercise import fill, sample_answers
 from autograder.grader.tampering import expected_layout, find_tampering, layout_of
 
-from tests.attacks.corpus import RELEASE, REPO, UNIFORM_SOFTMAX, _duplicate_with, _rename
+from tests.attacks.corpus import RELEASE, REPO, _duplicate_with, _rename
 from tests.attacks.on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,
                                        _as_code, _as_markdown, _outputs, _run_top_to_bottom,
                                        _set_meta, _swap_ids)
@@ -155,29 +152,6 @@ def test_the_kernelspec_and_answer_outputs_are_never_findings():
     assert len(honest) == 2
     for attack in honest:
         assert find_tampering(json.loads(attack.make()), EXERCISE) == [], attack.name
-
-
-def test_nbgrader_grades_the_cells_read_before_it_restores_anything():
-    notebook = nbformat.from_dict(json.loads(REDEFINING_SOFTMAX[0].make()))
-    before = graded_cells_of(json.loads(nbformat.writes(notebook)), EXERCISE.kit_sources)
-    notebook.metadata[CELLS_STASH] = [["planted", "def softmax(x, axis=-1):\n    return x\n"]]
-    notebook.metadata[STASH] = []
-    notebook, _ = DetectTampering().preprocess(notebook, {"nbgrader": {"student": "s"}})
-    assert [tuple(cell) for cell in notebook.metadata[CELLS_STASH]] == before
-    assert notebook.metadata[STASH] == find_tampering(json.loads(REDEFINING_SOFTMAX[0].make()), EXERCISE)
-    assert notebook.metadata[STASH]
-
-
-def test_nbgrader_gets_the_release_flags_back():
-    notebook = nbformat.from_dict(_set_meta("answer_softmax", grade=True, points=12)(
-        _set_meta("test_softmax", grade=False, points=99)(filled())))
-    notebook, _ = DetectTampering().preprocess(notebook, {"nbgrader": {"student": "s"}})
-    release, _ = expected_layout(EXERCISE)
-    for grade_id in ("answer_softmax", "test_softmax"):
-        [cell] = cells_with(notebook, grade_id)
-        meta = cell["metadata"]["nbgrader"]
-        assert {k: meta.get(k) for k in ("grade", "solution", "locked", "points")} == {
-            k: release[grade_id].get(k) for k in ("grade", "solution", "locked", "points")}
 
 
 @pytest.mark.slow

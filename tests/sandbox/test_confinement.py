@@ -8,7 +8,6 @@ the whole attack corpus; these tests hold the pieces: the grants, the covers, th
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -99,76 +98,6 @@ def test_elsewhere_than_linux_plain_mode_warns_once_per_run():
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["plain", "plain"]
     assert done.stderr.count("WARNING") == 1 and "no confinement on this system" in done.stderr
-
-
-HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
-
-
-def unconfined_course(course, tmp_path):
-    """A copy of the course that grades unconfined, by its nbgrader_config.py's setting."""
-    root = tmp_path / "course"
-    for name in ("source", "assignments"):
-        shutil.copytree(course / name, root / name)
-    shutil.copy(course / "gradebook.db", root / "gradebook.db")
-    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
-    assert "confinement_gate(allow_unconfined=False)" in config
-    (root / "nbgrader_config.py").write_text(
-        config.replace("allow_unconfined=False", "allow_unconfined=True"), encoding="utf-8")
-    target = root / "submitted" / "honest" / "mha" / "mha.ipynb"
-    target.parent.mkdir(parents=True)
-    target.write_bytes(HONEST.make())
-    return root
-
-
-def flags(gradebook_db, student):
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{gradebook_db}") as gradebook:
-        notebook = gradebook.find_submission("mha", student).notebooks[0]
-        flagged = [g.name for g in notebook.grades if g.needs_manual_grade
-                   and g.name.startswith("test_")]
-        comments = " ".join(c.auto_comment or "" for c in notebook.comments)
-    return flagged, comments
-
-
-@pytest.mark.slow
-def test_an_unconfined_grade_is_flagged_in_nbgraders_gradebook(course, tmp_path):
-    root = unconfined_course(course, tmp_path)
-    env = dict(os.environ, MHAKIT_SANDBOX="plain",
-               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
-    env.pop("MHAKIT_ALLOW_UNCONFINED", None)  # the course's own setting must accept the risk
-    nbgrader = [sys.executable, "-m", "nbgrader"]
-    for command in (["db", "student", "add", "honest"], ["autograde", "mha", "--force"]):
-        done = subprocess.run(nbgrader + command, cwd=root, env=env, capture_output=True,
-                              text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-    flagged, comments = flags(root / "gradebook.db", "honest")
-    assert flagged and "graded unconfined" in comments
-    # The same course, refused: the gate's setting is what let it through.
-    config = root / "nbgrader_config.py"
-    config.write_text(config.read_text().replace("allow_unconfined=True",
-                                                 "allow_unconfined=False"))
-    done = subprocess.run(nbgrader + ["autograde", "mha", "--force"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode != 0 and done.stderr.count("refusing to grade") == 1, done.stderr
-
-
-@pytest.mark.slow
-def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, tmp_path):
-    root = unconfined_course(course, tmp_path)
-    env = dict(os.environ, MHAKIT_SANDBOX="plain")
-    env.pop("MHAKIT_ALLOW_UNCONFINED", None)
-    subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "honest"],
-                   cwd=root, env=env, capture_output=True, timeout=600, check=True)
-    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(root / "submitted"),
-               "--gradebook", str(root), "--out", str(tmp_path / "out"), "--quiet"]
-    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert refused.returncode == 2 and "--allow-unconfined" in refused.stderr
-    done = subprocess.run(command + ["--allow-unconfined"], env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    flagged, comments = flags(root / "gradebook.db", "honest")
-    assert flagged and "graded unconfined" in comments
 
 
 def test_modules_imported_late_still_load_in_the_child(reference_answers):

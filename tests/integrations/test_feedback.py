@@ -1,4 +1,6 @@
-"""No feedback text, in either language, holds a hidden input, an expected value, or a
+"""autograder/integrations/feedback.py and every other text a student reads after grading.
+
+No feedback text, in either language, holds a hidden input, an expected value, or a
 line of the hidden checks' code: the student's output minus a shown difference would
 be the answer, and the hidden inputs would let anyone fit them.
 
@@ -29,8 +31,9 @@ mistakes = EXERCISE.content("mistakes")
 
 from tests.attacks.corpus import ATTACKS  # noqa: F401 - first: it gathers on_feedback.py too
 from tests.attacks.on_feedback import FEEDBACK_ATTACKS
-from .conftest import grade_answers
+from tests.conftest import grade_answers
 from tests.grader.test_diagnosis import EDITS, GENERAL, edited
+from tests.integrations.test_cli import mhakit
 
 SEED = 23
 # Token types that are not code; f-strings have their own types from Python 3.12.
@@ -296,3 +299,22 @@ def test_honest_errors_stay_readable_in_the_feedback(reference_answers):
     assert any("ValueError: operands could not be broadcast together with shapes" in text
                and re.search(r"\([0-9]+(,[0-9]+)*\) \([0-9]+(,[0-9]+)*\)", text)
                for text in outputs), outputs
+
+
+# ------------------------------------------------ each student's feedback file
+
+def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_path):
+    from tests.mha_exercise import CATALOGUE
+
+    out = tmp_path / "out"
+    done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6", "--quiet")
+    assert done.returncode == 0, done.stderr
+    hints = {m.id: m for ms in CATALOGUE.values() for m in ms}
+    markdown = (out / "bob_partly_correct" / "feedback.md").read_text(encoding="utf-8")
+    page = (out / "bob_partly_correct" / "feedback.html").read_text(encoding="utf-8")
+    assert "85 / 100" in markdown and "85 / 100" in page
+    for mistake in ("softmax/no-max-subtraction", "split_heads/reshape-without-transpose"):
+        assert hints[mistake].zh in markdown  # the sample notebooks are the Chinese release
+    assert "<pre>" in page and "<script" not in page
+    alice = (out / "alice_correct" / "feedback.md").read_text(encoding="utf-8")
+    assert "100 / 100" in alice and "✗" not in alice

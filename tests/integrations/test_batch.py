@@ -1,5 +1,9 @@
-"""One odd submission never stops the class: `mhakit grade` with and without --gradebook,
-on a class where honest students sit next to hostile files, names and folders."""
+"""autograder/integrations/batch.py: grading a folder of submissions.
+
+One odd submission never stops the class: `mhakit grade` (with --gradebook: see
+test_gradebook.py) on a class where honest students sit next to hostile files, names and
+folders. A resumed run keeps what still holds, a killed one keeps what it wrote, and a Dask
+cluster grades as a local run does."""
 
 import csv
 import json
@@ -11,13 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from autograder.sandbox import Limits
+from autograder.sandbox.confinement import jail_works
 from tests.attacks.corpus import Attack
 from tests.attacks.on_the_class import _forty_megabytes_of_braces, _nested_metadata
+from tests.integrations.test_cli import mhakit as mhakit_text  # text out, any subcommand
 
 MHAKIT = [sys.executable, "-m", "autograder.integrations.cli", "grade"]
 HONEST = ("ann", "ben", "cleo")
 NOT_UTF8 = b"frank\xff"   # a folder name that is not UTF-8
 SHOWN = "frank\\xff"      # how the kit shows it
+JAILED = jail_works(Limits())
 
 
 def _list_metadata(notebook):
@@ -133,36 +141,6 @@ def test_a_rerun_regrades_whatever_results_json_it_finds_broken(odd_class):
         assert json.loads((out / student / "results.json").read_text("utf-8"))["score"] == 100
 
 
-def test_with_a_gradebook_everyone_it_can_hold_is_in_it(odd_class):
-    from nbgrader.api import Gradebook, MissingEntry
-
-    for attempt in range(2):  # and a rerun, over the first run's results, does not abort
-        done = mhakit("submitted", "--out", "out", "--seed", "3", "--quiet", "--gradebook",
-                      ".", cwd=odd_class)
-        assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
-        grades = read_grades(odd_class / "out")
-        check_the_class(odd_class / "out", grades)
-        assert "not in the gradebook" in grades[SHOWN]["status"]
-        with Gradebook(f"sqlite:///{odd_class / 'gradebook.db'}") as gradebook:
-            for student in HONEST + ("gina_two_notebooks", "ivy_list_metadata",
-                                     "[red]kim[bold]", "report.md"):
-                submission = gradebook.find_submission("mha", student)
-                code = sum(g.auto_score or 0 for nb in submission.notebooks
-                           for g in nb.grades if g.name.startswith("test_"))
-                assert code == 100, (student, code)
-            for student, words in (("hank_nested_700_deep", "levels deep"),
-                                   ("jack_forty_megabytes", "20 MB")):
-                submission = gradebook.find_submission("mha", student)
-                comments = [c.auto_comment or "" for nb in submission.notebooks
-                            for c in nb.comments]
-                assert comments and all(c.startswith("mha-kit: unreadable: ") and words in c
-                                        for c in comments), comments
-                assert all(g.needs_manual_grade for nb in submission.notebooks
-                           for g in nb.grades)
-            with pytest.raises(MissingEntry):
-                gradebook.find_submission("mha", SHOWN)
-
-
 def seeds(out):
     return {path.parent.name: json.loads(path.read_text("utf-8"))["extra_data"]["seed"]
             for path in out.glob("*/results.json")}
@@ -186,3 +164,110 @@ def test_a_resumed_run_keeps_the_seed_of_the_results_it_kept(course, tmp_path):
     assert len(set(again.values())) == 1 and set(again.values()) != set(first.values())
     chosen = mhakit(submitted, "--out", str(out), "--quiet", "--seed", "12", cwd=tmp_path)
     assert chosen.returncode == 0 and set(seeds(out).values()) == {12}
+
+
+# ------------------------------------------------ resuming, killing, Dask
+
+def test_a_resumed_run_keeps_what_holds_and_matches_an_uninterrupted_one(course, tmp_path):
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    submitted = course / "submitted"
+    assert mhakit_text("grade", str(submitted), "--out", str(whole), "--seed", "4",
+                       "--quiet").returncode == 0
+    # A run stopped after two students: their results are on disk, the rest are not.
+    for student in ("alice_correct", "carol_unimplemented"):
+        (resumed / student).mkdir(parents=True)
+        kept = json.loads((whole / student / "results.json").read_text(encoding="utf-8"))
+        kept["extra_data"]["kept_from_the_first_run"] = True
+        (resumed / student / "results.json").write_text(json.dumps(kept), encoding="utf-8")
+    done = mhakit_text("grade", str(submitted), "--out", str(resumed), "--seed", "4", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "2 earlier results still hold, 2 to grade" in done.stderr
+    again = json.loads(done.stdout)
+    assert again["alice_correct"]["extra_data"].get("kept_from_the_first_run")
+    assert not again["bob_partly_correct"]["extra_data"].get("kept_from_the_first_run")
+    for student, result in again.items():
+        first = json.loads((whole / student / "results.json").read_text(encoding="utf-8"))
+        assert result["tests"] == first["tests"] and result["score"] == first["score"]
+    assert (resumed / "grades.csv").read_text() == (whole / "grades.csv").read_text()
+    # Another seed, or --fresh, grades everything again.
+    other = json.loads(mhakit_text("grade", str(submitted), "--out", str(resumed), "--seed",
+                                   "5", "--json", "--quiet").stdout)
+    assert not any(r["extra_data"].get("kept_from_the_first_run") for r in other.values())
+
+
+def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
+    distributed = pytest.importorskip("dask.distributed",
+                                      reason="dask is an optional extra: pip install '.[dask]'")
+    from autograder.integrations.batch import grade_folder
+
+    local = grade_folder(course / "submitted", tmp_path / "local", seed=9, quiet=True)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        remote = grade_folder(course / "submitted", tmp_path / "remote", seed=9, quiet=True,
+                              dask=cluster.scheduler_address)
+    assert set(remote) == set(local)
+    for student in local:
+        assert remote[student]["score"] == local[student]["score"]
+        assert remote[student]["tests"] == local[student]["tests"]
+        assert remote[student]["extra_data"]["submission_hash"] == \
+            local[student]["extra_data"]["submission_hash"]
+    assert (tmp_path / "remote" / "grades.csv").read_text() == \
+        (tmp_path / "local" / "grades.csv").read_text()
+
+
+@pytest.mark.slow
+def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(course, tmp_path):
+    import json
+    import signal
+    import time
+
+    submitted = tmp_path / "submitted"
+    sample = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    for index in range(12):
+        target = submitted / f"student{index:02d}" / "mha" / "mha.ipynb"
+        target.parent.mkdir(parents=True)
+        shutil.copy(sample, target)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(submitted), "--out",
+               str(out), "--quiet", "--seed", "3", "--jobs", "2"]
+    run = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while len(list(out.glob("*/results.json"))) < 3 and time.monotonic() < deadline:
+        if run.poll() is not None:
+            break
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    finished = list(out.glob("*/results.json"))
+    assert 3 <= len(finished) < 12, "the run should have been killed halfway"
+    for path in finished:  # atomic writes: every result on disk is whole
+        assert json.loads(path.read_text(encoding="utf-8"))["score"] == 100
+    if JAILED:  # the children die with the grader: no process of a sandbox uid is left
+        from autograder.sandbox.process import close_spare
+
+        close_spare()  # this test process's own spare child, which the killed run never had
+        deadline = time.monotonic() + 10
+        while sandbox_processes() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sandbox_processes()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 12 and {row["total"] for row in rows} == {"100"}
+
+
+def sandbox_processes():
+    from autograder.sandbox.confinement import UID_BASE
+
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            uid = int(next(line for line in status.read_text().splitlines()
+                           if line.startswith("Uid:")).split()[1])
+        except (OSError, StopIteration, ValueError):
+            continue
+        if UID_BASE <= uid < UID_BASE + 10_000:
+            found.append(status.parent.name)
+    return found

@@ -1,0 +1,100 @@
+"""autograder/integrations/cli.py: mhakit grade, as an instructor runs it: one notebook, a
+folder, bad input, the language option. (mhakit demo: test_demo.py.)"""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from autograder.integrations.batch import csv_columns
+
+CSV_COLUMNS = csv_columns()
+
+MHAKIT = [sys.executable, "-m", "autograder.integrations.cli"]
+
+
+def mhakit(*args, cwd=None):
+    return subprocess.run(MHAKIT + list(args), capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def test_one_notebook_prints_a_results_json(course):
+    notebook = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    done = mhakit("grade", str(notebook), "--seed", "5")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)  # stdout carries the result and nothing else
+    assert result["score"] == 100
+    assert result["extra_data"]["seed"] == 5
+    assert all(t["name"].split(":")[0] in CSV_COLUMNS for t in result["tests"])
+
+
+def test_a_folder_writes_results_and_grades_csv(course, tmp_path):
+    out = tmp_path / "out"
+    done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "5",
+                  "--quiet", "--json")
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    students = {"alice_correct", "bob_partly_correct", "carol_unimplemented",
+                "dave_tries_to_cheat"}
+    assert set(printed) == students
+    for student in students:
+        saved = json.loads((out / student / "results.json").read_text(encoding="utf-8"))
+        assert saved["score"] == printed[student]["score"]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert list(rows["alice_correct"]) == list(CSV_COLUMNS)
+    assert rows["alice_correct"]["total"] == "100"
+    assert rows["carol_unimplemented"]["total"] == "0"
+    assert float(rows["bob_partly_correct"]["total"]) == printed["bob_partly_correct"]["score"]
+    assert rows["dave_tries_to_cheat"]["softmax"] == "0"
+
+
+def test_a_flat_folder_of_notebooks_works(course, tmp_path):
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for student in ("alice_correct", "carol_unimplemented"):
+        source = course / "submitted" / student / "mha" / "mha.ipynb"
+        (flat / f"{student}.ipynb").write_bytes(source.read_bytes())
+    done = mhakit("grade", str(flat), "--out", str(tmp_path / "out"), "--quiet", "--json")
+    assert done.returncode == 0, done.stderr
+    assert {k: v["score"] for k, v in json.loads(done.stdout).items()} == {
+        "alice_correct": 100, "carol_unimplemented": 0}
+
+
+def test_a_file_that_is_not_a_notebook_gets_zero_and_a_reason(tmp_path):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("this is not json", encoding="utf-8")
+    done = mhakit("grade", str(bad))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["score"] == 0
+    assert result["extra_data"]["status"] == "unreadable"
+
+
+@pytest.mark.parametrize("args", [["grade", "no/such/path"], ["grade", "."], ["build",
+                                                                               "--course", "/"]])
+def test_bad_input_gives_a_clear_error_and_exit_2(args, tmp_path):
+    done = mhakit(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("mhakit ")
+    assert "Traceback" not in done.stderr
+
+
+def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
+    from tests.mha_exercise import CATALOGUE
+
+    hint = next(m for m in CATALOGUE["softmax"] if m.id == "softmax/no-max-subtraction")
+    out = tmp_path / "out"
+    for language, title, words in (("zh", "mha 作业反馈", hint.zh),
+                                   ("en", "Feedback on the mha assignment", hint.en)):
+        done = mhakit("grade", str(course / "submitted"), "--out", str(out), "--seed", "6",
+                      "--quiet", "--language", language)
+        assert done.returncode == 0, done.stderr
+        result = json.loads((out / "bob_partly_correct" / "results.json").read_text("utf-8"))
+        assert result["extra_data"]["language"] == language  # not kept from the run before
+        markdown = (out / "bob_partly_correct" / "feedback.md").read_text(encoding="utf-8")
+        assert markdown.startswith(f"# {title}") and words in markdown
+    refused = mhakit("grade", str(course / "submitted"), "--language", "fr")
+    assert refused.returncode == 2 and "invalid choice" in refused.stderr

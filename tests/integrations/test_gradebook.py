@@ -1,0 +1,131 @@
+"""autograder/integrations/gradebook.py: `mhakit grade --gradebook` fills nbgrader's
+gradebook as `nbgrader autograde` does, for every student it can hold."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.integrations.test_batch import (HONEST, SHOWN, check_the_class, mhakit,  # noqa: F401
+                                           odd_class, read_grades)  # odd_class: a fixture
+from tests.integrations.test_nbgrader_plugin import flags, nbgrader, unconfined_course
+
+
+def _class_course(course, target):
+    """A course with the release, a gradebook that knows only the release, and the sample
+    class plus a student who edited a locked test cell and one who saved in format 3."""
+    import shutil
+
+    shutil.copytree(course, target, ignore=shutil.ignore_patterns(
+        "autograded", "feedback", "submitted", "gradebook.db", "*.csv"))
+    nbgrader(target, "generate_assignment", "mha", "--force")
+    for student in sorted((course / "submitted").iterdir()):
+        shutil.copytree(student / "mha", target / "submitted" / student.name / "mha")
+    edited = target / "submitted" / "frank_edits_a_test" / "mha"
+    shutil.copytree(target / "submitted" / "bob_partly_correct" / "mha", edited)
+    notebook = json.loads((edited / "mha.ipynb").read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "test_softmax":
+            cell["source"] = "pass  # no test here"
+    (edited / "mha.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    old_format = target / "submitted" / "gina_saves_format_3" / "mha"
+    shutil.copytree(target / "submitted" / "alice_correct" / "mha", old_format)
+    import nbformat
+    upgraded = nbformat.read(str(old_format / "mha.ipynb"), as_version=4)
+    nbformat.write(nbformat.convert(upgraded, 3), str(old_format / "mha.ipynb"), version=3)
+    return target
+
+
+def _gradebook_rows(course):
+    from nbgrader.api import Gradebook
+
+    rows = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        for submission in gradebook.assignment_submissions("mha"):
+            notebook = submission.notebooks[0]
+            rows[submission.student_id] = (
+                sorted((g.name, g.auto_score, g.needs_manual_grade) for g in notebook.grades),
+                sorted((c.name, c.auto_comment) for c in notebook.comments))
+    return rows
+
+
+@pytest.mark.slow
+def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp_path):
+    by_nbgrader = _class_course(course, tmp_path / "nbgrader")
+    nbgrader(by_nbgrader, "autograde", "mha", "--force", "--IsolatedAutograde.seed=5")
+    by_mhakit = _class_course(course, tmp_path / "mhakit")
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade", "submitted",
+                           "--out", "results", "--seed", "5", "--quiet", "--gradebook", "."],
+                          cwd=by_mhakit, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+    mine, theirs = _gradebook_rows(by_mhakit), _gradebook_rows(by_nbgrader)
+    assert set(mine) == {"alice_correct", "bob_partly_correct", "carol_unimplemented",
+                         "dave_tries_to_cheat", "frank_edits_a_test", "gina_saves_format_3"}
+    assert mine == theirs  # every grade, every review flag, every comment
+    grades, comments = mine["frank_edits_a_test"]
+    test_softmax = next(g for g in grades if g[0] == "test_softmax")
+    assert test_softmax[1] > 0 and test_softmax[2]  # graded anyway, flagged for review
+    assert all(c[1] == "mha-kit: test cell test_softmax was edited" for c in comments)
+    written = {g[0]: g for g in mine["alice_correct"][0] if g[0].startswith("written_")}
+    assert written and all(g[1] is None and g[2] for g in written.values())  # for a human
+
+    # What comes after autograde works on the gradebook mhakit wrote.
+    nbgrader(by_mhakit, "generate_feedback", "mha", "--force")
+    html = (by_mhakit / "feedback" / "bob_partly_correct" / "mha" / "mha.html").read_text("utf-8")
+    assert "split_heads: 随机输入上与参考答案一致" in html  # the Chinese release
+    exports = []
+    for folder in (by_mhakit, by_nbgrader):
+        nbgrader(folder, "export", "--to", "export.csv")
+        exports.append(sorted((folder / "export.csv").read_text(encoding="utf-8").splitlines()))
+    assert exports[0] == exports[1]  # rows in the order students entered the gradebook
+
+
+def test_with_a_gradebook_everyone_it_can_hold_is_in_it(odd_class):
+    from nbgrader.api import Gradebook, MissingEntry
+
+    for attempt in range(2):  # and a rerun, over the first run's results, does not abort
+        done = mhakit("submitted", "--out", "out", "--seed", "3", "--quiet", "--gradebook",
+                      ".", cwd=odd_class)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+        grades = read_grades(odd_class / "out")
+        check_the_class(odd_class / "out", grades)
+        assert "not in the gradebook" in grades[SHOWN]["status"]
+        with Gradebook(f"sqlite:///{odd_class / 'gradebook.db'}") as gradebook:
+            for student in HONEST + ("gina_two_notebooks", "ivy_list_metadata",
+                                     "[red]kim[bold]", "report.md"):
+                submission = gradebook.find_submission("mha", student)
+                code = sum(g.auto_score or 0 for nb in submission.notebooks
+                           for g in nb.grades if g.name.startswith("test_"))
+                assert code == 100, (student, code)
+            for student, words in (("hank_nested_700_deep", "levels deep"),
+                                   ("jack_forty_megabytes", "20 MB")):
+                submission = gradebook.find_submission("mha", student)
+                comments = [c.auto_comment or "" for nb in submission.notebooks
+                            for c in nb.comments]
+                assert comments and all(c.startswith("mha-kit: unreadable: ") and words in c
+                                        for c in comments), comments
+                assert all(g.needs_manual_grade for nb in submission.notebooks
+                           for g in nb.grades)
+            with pytest.raises(MissingEntry):
+                gradebook.find_submission("mha", SHOWN)
+
+
+@pytest.mark.slow
+def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, tmp_path):
+    root = unconfined_course(course, tmp_path)
+    env = dict(os.environ, MHAKIT_SANDBOX="plain")
+    env.pop("MHAKIT_ALLOW_UNCONFINED", None)
+    subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "honest"],
+                   cwd=root, env=env, capture_output=True, timeout=600, check=True)
+    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(root / "submitted"),
+               "--gradebook", str(root), "--out", str(tmp_path / "out"), "--quiet"]
+    refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "--allow-unconfined" in refused.stderr
+    done = subprocess.run(command + ["--allow-unconfined"], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    flagged, comments = flags(root / "gradebook.db", "honest")
+    assert flagged and "graded unconfined" in comments
