@@ -1,12 +1,16 @@
 """Points pay for correct values only, and each mistake costs its own function's points."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 import solutions
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 
-from tests.conftest import grade_answers
+from tests.conftest import REPO, grade_answers
 
 FULL = {name: float(sum(p)) for name, p in POINTS.items()}
 FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
@@ -76,12 +80,44 @@ def test_an_endless_loop_times_out_and_costs_only_its_function(reference_answers
     assert any("运行超过了 1 秒" in t["output"] for t in result["tests"])  # zh by default
 
 
+# A grading in a process of its own: one process keeps a seed's plans (prepared_for's
+# cache), so two gradings in this one would share their inputs whatever the seed drew.
+GRADE_IN_A_FRESH_PROCESS = """
+import hashlib, json, sys
+import numpy as np
+from autograder.grader.grading import prepared_for
+from tests.conftest import grade_answers
+seed = int(sys.argv[1])
+result = grade_answers(json.loads(sys.stdin.read()), seed=seed)
+plans, _ = prepared_for(seed)
+drawn = hashlib.sha256()
+for value in (value for calls in plans for call in calls
+              for value in (*call.args, *call.kwargs.values())):
+    if isinstance(value, np.ndarray):
+        drawn.update(repr((value.dtype.str, value.shape)).encode() + value.tobytes())
+print(json.dumps({"seed": result["extra_data"]["seed"], "score": result["score"],
+                  "tests": [[t["name"], t["score"], t["output"]] for t in result["tests"]],
+                  "inputs": drawn.hexdigest()}))
+"""
+
+
+def _graded_in_a_fresh_process(answers, seed):
+    done = subprocess.run([sys.executable, "-c", GRADE_IN_A_FRESH_PROCESS, str(seed)],
+                          input=json.dumps(answers), capture_output=True, text=True,
+                          cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_same_seed_same_result_and_a_fresh_seed_by_default(reference_answers):
     answers = dict(reference_answers, answer_softmax="def softmax(x, axis=-1):\n"
                    "    return np.exp(x) / np.sum(np.exp(x), axis=axis, keepdims=True)\n")
-    first, second = grade_answers(answers, seed=42), grade_answers(answers, seed=42)
-    assert first["extra_data"]["seed"] == 42
-    assert [t["output"] for t in first["tests"]] == [t["output"] for t in second["tests"]]
+    first, second, other = (_graded_in_a_fresh_process(answers, seed) for seed in (42, 42, 43))
+    assert first["seed"] == 42
+    assert any(name.startswith("softmax:") and score == 0 for name, score, _ in first["tests"])
+    assert first["inputs"] == second["inputs"]  # drawn again, in another process: the same
+    assert first["tests"] == second["tests"] and first["score"] == second["score"]
+    assert other["inputs"] != first["inputs"]  # so the comparison can fail
     fresh = [grade_answers(answers, seed=None)["extra_data"]["seed"] for _ in range(2)]
     assert fresh[0] != fresh[1]
 

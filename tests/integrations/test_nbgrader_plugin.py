@@ -19,7 +19,7 @@ from autograder.selfcheck.notebook import graded_cells_of
 from tests.attacks.corpus import ATTACKS
 from tests.attacks.on_metadata import REDEFINING_SOFTMAX, _set_meta
 from tests.grader.test_tampering import cells_with, filled
-from tests.mha_exercise import EXERCISE
+from tests.mha_exercise import EXERCISE, POINTS
 
 
 def nbgrader(course, *args):
@@ -44,7 +44,12 @@ def autograded(course):
 def test_nbgrader_autograde_gives_the_reference_100_and_the_stubs_0(autograded):
     assert autograded["alice_correct"] == 100
     assert autograded["carol_unimplemented"] == 0
-    assert autograded["dave_tries_to_cheat"] < 100
+    # dave's faked softmax earns nothing, and costs nothing elsewhere; bob loses the points
+    # of his two named mistakes and of one quiz question (his feedback says 85 / 100 too).
+    assert autograded["dave_tries_to_cheat"] == 100 - sum(POINTS["softmax"])
+    assert autograded["bob_partly_correct"] == 85
+    assert set(autograded) == {"alice_correct", "bob_partly_correct", "carol_unimplemented",
+                               "dave_tries_to_cheat"}
 
 
 @pytest.mark.slow

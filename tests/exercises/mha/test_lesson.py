@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import solutions
-from tests.mha_exercise import EXERCISE, lending, show
+from tests.mha_exercise import EXERCISE, QUIZ_KEY, lending, show
 
 lesson = EXERCISE.content("lesson")
 
@@ -49,10 +49,15 @@ def test_one_hundred_percent_focus_starves_the_others():
 
 
 def test_the_stated_numbers_are_right():
-    assert 512 // 8 == 64 and math.sqrt(64) == 8 and 12288 // 96 == 128 and 12 * 12 == 144
+    # √64 = 8: what the notebook's demo_divide_by_eight prints, from attention_scores.
+    assert show.divide_by_eight(solutions.attention_scores) == math.sqrt(64) == 8
     (h1, w1, p1, m1), (h8, w8, p8, m8) = show.cost(d_model=512, heads=8)
     assert (h1, w1, h8, w8) == (1, 512, 8, 64)
     assert p1 == p8 == 4 * 512 * 512 and m1 == m8
+    assert QUIZ_KEY["quiz_5"] == (p1, p8)  # the quiz's key is the count the cell prints
+    _, (h96, w96, _, _) = show.cost(d_model=12288, heads=96)  # GPT-3: 12288 = 96 × 128
+    assert (h96, w96) == (96, 128)
+    assert QUIZ_KEY["quiz_6"] == pytest.approx(math.sqrt(w96), abs=1e-4)  # √128 ≈ 11.31
     pets = show.word_vectors(solutions.dot_product)
     assert pets[0] > pets[1]  # 猫·狗 > 猫·汽车
 
