@@ -1,6 +1,7 @@
-"""Reference solutions for the mha assignment (instructor side only; never released)."""
+"""Reference solutions (instructor side only; never released): one module per exercise,
+whose contract (autograder/exercises/<name>/__init__.py) lists its functions."""
 
-from .mha import (  # noqa: F401 - re-exported through __all__
+from .mha import (  # noqa: F401 - the mha exercise's functions, as solutions.<name>
     attention,
     attention_scores,
     concat_heads,
@@ -10,17 +11,3 @@ from .mha import (  # noqa: F401 - re-exported through __all__
     softmax,
     split_heads,
 )
-
-# The contract's functions, in the order the notebook teaches them.
-FUNCTIONS = (
-    "dot_product",
-    "attention_scores",
-    "softmax",
-    "attention",
-    "split_heads",
-    "concat_heads",
-    "output_projection",
-    "multi_head_attention",
-)
-
-__all__ = list(FUNCTIONS) + ["FUNCTIONS"]

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import solutions
-from tests.mha_exercise import POINTS, QUIZ_POINTS
+from tests.mha_exercise import EXERCISE, POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 
 from tests.conftest import REPO, grade_answers
@@ -33,7 +33,7 @@ def test_the_untouched_release_scores_0():
     assert {t["status"] for t in result["tests"]} == {"not yet implemented", "failed"}
 
 
-@pytest.mark.parametrize("function", list(solutions.FUNCTIONS) + ["quiz"])
+@pytest.mark.parametrize("function", list(EXERCISE.function_names) + ["quiz"])
 def test_each_unimplemented_part_costs_exactly_its_points(reference_answers, function):
     removed = (lambda cell: cell.startswith("answer_quiz_")) if function == "quiz" else (
         lambda cell: cell == f"answer_{function}")

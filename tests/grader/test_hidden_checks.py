@@ -6,7 +6,7 @@ import pytest
 import solutions
 from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
-from tests.mha_exercise import POINTS, QUIZ_EXPLANATIONS, QUIZ_POINTS, WRONG_ANSWER
+from tests.mha_exercise import EXERCISE, POINTS, QUIZ_EXPLANATIONS, QUIZ_POINTS, WRONG_ANSWER
 
 
 def wrapped(answers, function, wrapper_body):
@@ -30,7 +30,7 @@ FAKES = {
 
 
 @pytest.mark.parametrize("fake", FAKES)
-@pytest.mark.parametrize("function", solutions.FUNCTIONS)
+@pytest.mark.parametrize("function", EXERCISE.function_names)
 def test_right_shaped_fakes_score_zero_for_their_function_only(reference_answers, function, fake):
     result = grade_answers(wrapped(reference_answers, function, FAKES[fake]))
     assert parts(result)[function] == 0
@@ -47,7 +47,7 @@ def test_float32_turned_float64_loses_some_points_not_all(reference_answers, fun
     assert got == FULL[function] - POINTS[function][2]
 
 
-@pytest.mark.parametrize("function", solutions.FUNCTIONS)
+@pytest.mark.parametrize("function", EXERCISE.function_names)
 def test_modifying_an_input_in_place_loses_some_points_not_all(reference_answers, function):
     # Copy the result first: split_heads may return a view of its input.
     body = ("out = tuple(np.array(o) for o in out) if isinstance(out, tuple) else np.array(out)\n"

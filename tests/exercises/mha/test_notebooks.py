@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 import solutions
-from tests.mha_exercise import ASSIGNMENTS
+from tests.mha_exercise import EXERCISE, ASSIGNMENTS
 from tests.mha_exercise import lending
 from tests.mha_exercise import fill, sample_answers
 
@@ -54,7 +54,7 @@ def test_the_untouched_notebook_runs_to_the_end_and_says_what_is_missing(release
     notebook = execute(release)
     assert errors(notebook) == []
     cells = by_id(notebook)
-    for name in solutions.FUNCTIONS:
+    for name in EXERCISE.function_names:
         assert "not yet implemented" in text_of(cells[f"test_{name}"])
     assert "0 of 9 parts pass" in text_of(cells["selfcheck_all"])
     demo = text_of(cells["demo_three_heads"])
@@ -70,7 +70,7 @@ def test_with_the_reference_every_cell_and_every_self_check_passes(release):
     assert errors(notebook) == []
     cells = by_id(notebook)
     assert "9 of 9 parts pass" in text_of(cells["selfcheck_all"])
-    for name in list(solutions.FUNCTIONS) + ["quiz"]:
+    for name in list(EXERCISE.function_names) + ["quiz"]:
         assert "passed" in text_of(cells[f"test_{name}"]), name
     one = lending.compare_sentences(solutions.multi_head_attention, 1)
     three = lending.compare_sentences(solutions.multi_head_attention, 3)
