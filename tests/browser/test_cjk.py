@@ -2,7 +2,7 @@
 which platform fonts drew each node's text, and how many glyphs each drew.
 
 The figures' Chinese labels are checked where matplotlib draws them
-(tests/test_lesson.py: no missing glyph, a font that has them)."""
+(tests/exercises/mha/test_lesson.py: no missing glyph, a font that has them)."""
 
 import re
 import shutil

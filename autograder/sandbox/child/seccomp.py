@@ -3,7 +3,7 @@
 The child uses it to start no process at all when nothing else bounds its processes (no
 cgroup): fork, vfork, clone and clone3 fail with EAGAIN, as they would past RLIMIT_NPROC.
 It holds for root as well, and across exec. The kit's tests use the same filter to play
-a container that forbids namespaces (tests/without_namespaces.py).
+a container that forbids namespaces (tests/sandbox/without_namespaces.py).
 """
 
 import ctypes
