@@ -14,9 +14,8 @@ Beside it, by name: ``cases.py`` (``CASES``: hidden inputs per function), ``mist
 variables are named ``quiz_<n>``, and a choice has at most four options, A to D),
 ``style.py`` (``HINTS``), ``lesson.py`` (``LESSON``), ``sample_class.py``
 (``sample_answers``) and ``shipped/``, which ships to students inside the self-check
-(its .py and .json files, subfolders too):
-its modules import the self-check as their parent package (``from ..framework import
-...``), here as in the release. ``release_layout.json`` and ``shipped/fingerprints.json``
+(its .py and .json files, subfolders too). Its modules import the self-check as their
+parent package (``from ..framework import ...``), here as in the release. ``release_layout.json`` and ``shipped/fingerprints.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
 The engine reads every function's name from here and never writes one of its own.
@@ -46,7 +45,7 @@ class Function:
 
     name: str
     points: tuple  # (values on random inputs, edge cases, float32 kept, inputs unchanged)
-    returns: tuple = ()  # the names of the arrays it returns, when it returns several
+    returns: tuple = ()  # the names of the two arrays it returns, when it returns a pair
     own_pieces: bool = False  # also checked with the learner's own pieces, for feedback
     short: str = ""  # its column in the grade table
 
@@ -227,8 +226,14 @@ def load(folder=None):
 
 
 def current():
-    """The exercise this process grades and builds."""
-    return load()
+    """The exercise this process grades and builds (``MHAKIT_EXERCISE``, else the kit's)."""
+    return _current(os.environ.get(FOLDER_VARIABLE) or None)
+
+
+@lru_cache(maxsize=8)
+def _current(folder):
+    # Asked for many times per result (titles, parts, points): resolved once per folder.
+    return load(folder)
 
 
 def built_in():

@@ -14,17 +14,19 @@ from ..grader.grading import part_summary
 from ..selfcheck.wording import decide, pick
 
 WORDS = {
-    "zh": {"title": "{name} 作业反馈", "total": "自动评分", "part": "部分", "points": "得分",
+    "zh": {"title": "{name} 作业反馈（{title}）", "total": "自动评分", "part": "部分", "points": "得分",
            "status": "状态", "unreadable": "这份提交无法评分", "note": "注意"},
-    "en": {"title": "Feedback on the {name} assignment", "total": "Auto-graded score",
+    "en": {"title": "Feedback on the {name} assignment ({title})", "total": "Auto-graded score",
            "part": "part", "points": "points", "status": "status",
            "unreadable": "This submission could not be graded", "note": "Note"},
 }
 
 
 def _words(result):
-    words = dict(WORDS[decide(result["extra_data"].get("language"))])
-    words["title"] = words["title"].format(name=current().name)
+    language, exercise = decide(result["extra_data"].get("language")), current()
+    words = dict(WORDS[language])
+    words["title"] = words["title"].format(name=exercise.name, title=pick(exercise.title,
+                                                                         language))
     return words
 
 
