@@ -191,7 +191,7 @@ def test_the_build_releases_both_languages_without_answers_second_exercise(cours
                   for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade")}
         assert points == {"test_weighted_sum": 8, "test_normalise": 8,
                           "test_weighted_average": 10, "test_quiz": 4}
-        # The self-check ships: the engine's half and the exercise's public half.
+        # The self-check ships: the engine's half and the exercise's shipped half.
         shipped = release / "mhakit_student"
         assert (release / "selfcheck.py").is_file() and (shipped / "runner.py").is_file()
         assert (shipped / "exercise" / "checks.py").read_text(encoding="utf-8") == (

@@ -1,7 +1,7 @@
 """The feedback's words, in Chinese and in English, with the same meaning in both.
 
 Every message a check gives is made by a ``Words``' ``say``: the engine's own here, an
-exercise's in its public package. It speaks the language ``language()`` decides: the
+exercise's in its shipped package. It speaks the language ``language()`` decides: the
 release's (``language.LANGUAGE``, which the build writes), unless the grader, which grades
 both releases, chooses one with ``speaking``. ``decide`` is the one place that picks a
 language from what a caller, a notebook and the release say.

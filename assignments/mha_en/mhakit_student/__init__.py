@@ -1,5 +1,5 @@
 """The self-check, shipped in every release as ``mhakit_student``: the checks' framework,
-their runner, the engine's words and the notebook reader. The exercise's public package
+their runner, the engine's words and the notebook reader. The exercise's shipped package
 ships beside it as ``mhakit_student.exercise``.
 
 numpy and the standard library only; relative imports only, so the folder works under

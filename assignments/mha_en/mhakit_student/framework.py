@@ -1,7 +1,7 @@
 """The checks' small framework: a registry, failures, comparisons and the student handle.
 
-This package ships to students (as ``mhakit_student``) and must run with numpy alone (matplotlib is optional, for the plots),
-so it imports nothing but numpy and the standard library, and only relatively.
+This package ships to students (as ``mhakit_student``) and must run with numpy alone, so
+it imports nothing but numpy and the standard library, and only relatively.
 
 A check reaches the student's functions through a *student handle* whose ``call``
 takes arrays and returns plain values (arrays, tuples, lists, numbers). The self-check
@@ -71,11 +71,6 @@ class Checks(list):
     def of(self, function=None, tier=None):
         return [c for c in self
                 if (function is None or c.function == function) and (tier is None or c.tier == tier)]
-
-    @property
-    def parts(self):
-        """The functions (and the quiz) the checks are about, in the order first added."""
-        return tuple(dict.fromkeys(c.function for c in self))
 
 
 # ---------------------------------------------------------------- student handles

@@ -4,8 +4,8 @@ The instructor's grader names a mistake by running known wrong variants of a fun
 the inputs that failed. Those variants stay on the instructor's side, because each one is
 one edit away from the answer. The self-check gets only fingerprints of them: for each
 input of a public check, a short hash of what each wrong variant returns. ``mhakit build
---exercise-files`` writes them to fingerprints.json in the exercise's public package,
-which ships with it. A student's result with the same hash is named as that mistake.
+--exercise-files`` writes them to fingerprints.json in the exercise's shipped package,
+which the release holds. A student's result with the same hash is named as that mistake.
 """
 
 import hashlib
@@ -64,9 +64,9 @@ def _table(folder):
         return {"probes": {}, "hints": {}}
 
 
-def namer_for(public):
-    """``name_mistake`` with the table of the exercise's public package ``public``."""
-    return partial(name_mistake, str(Path(public.__file__).parent))
+def namer_for(shipped):
+    """``name_mistake`` with the table of the exercise's shipped package ``shipped``."""
+    return partial(name_mistake, str(Path(shipped.__file__).parent))
 
 
 def name_mistake(folder, name, args, kwargs, value, language):

@@ -1,6 +1,6 @@
 """Running checks and summarising them, for the self-check and the grader alike.
 
-In the release, the exercise's public package sits beside this module as ``exercise``
+In the release, the exercise's shipped package sits beside this module as ``exercise``
 (see authoring/build.py); ``check`` and ``main`` take its checks from there.
 """
 
