@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 
 from ..selfcheck.wording import say
-from . import cgroups
-from . import confinement
+from . import cgroups, confinement
 from .child.runtime import pack, unpack_arrays
 
 RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")

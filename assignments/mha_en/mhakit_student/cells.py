@@ -27,8 +27,10 @@ def valid_meta(cell):
 
 
 def grade_id_of(cell):
-    """The cell's grade id, or None."""
-    return nbgrader_meta(cell).get("grade_id")
+    """The cell's grade id, or None (also for an id that is not text, which nbgrader's
+    schema refuses: a list there would not even serve as a key)."""
+    grade_id = nbgrader_meta(cell).get("grade_id")
+    return grade_id if isinstance(grade_id, str) else None
 
 
 def carries(cell, *flags):
