@@ -129,3 +129,18 @@ def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, t
     assert done.returncode == 0, done.stderr[-3000:]
     flagged, comments = flags(root / "gradebook.db", "honest")
     assert flagged and "graded unconfined" in comments
+
+
+def test_a_grade_id_that_is_not_text_is_no_grade_id():
+    """nbgrader's schema wants text; a list there once raised in autograded_notebook, and
+    the gradebook door then gave the student zeros."""
+    from autograder.integrations.gradebook import autograded_notebook
+
+    cell = {"cell_type": "code", "source": "x = 1", "outputs": [],
+            "metadata": {"nbgrader": {"grade_id": ["answer_softmax"], "solution": True}}}
+    stored = {"answer_softmax": {"cell_type": "code", "source": "", "locked": False,
+                                 "solution": True}}
+    notebook = autograded_notebook({"cells": [cell]}, stored, {"extra_data": {"parts": {}},
+                                                                "tests": []})
+    assert notebook["cells"][0]["metadata"] == {}  # not graded, like any unknown cell
+    assert notebook["cells"][0]["source"] == "x = 1"
