@@ -28,7 +28,9 @@ from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
 from ..selfcheck.wording import LANGUAGES
 from .report import write_report
 
+
 def csv_columns():
+    """grades.csv's columns: the student, the total, each part of the exercise, the status."""
     return ("student", "total") + current().parts + ("status",)
 
 
