@@ -174,9 +174,7 @@ class Exercise:
         """The exercise's files whose content decides a grade: all but what it calls not
         graded (its lesson, its story). The reference is ``reference_file``."""
         skipped = {self.folder / name for name in getattr(self.package, "NOT_GRADED", ())}
-        return [path for path in sorted(self.folder.rglob("*"))
-                if path.is_file() and path not in skipped and "__pycache__" not in path.parts
-                and path.suffix in (".py", ".json")]
+        return [path for path in content_files(self.folder) if path not in skipped]
 
     def hidden_paths(self):
         """What student code must never read: the exercise's folder and its reference's."""
@@ -236,7 +234,9 @@ def _current(folder):
     return load(folder)
 
 
-def built_in():
-    """The exercises that ship with the kit, by name."""
-    return {path.name: load(path) for path in sorted(BUILT_IN.iterdir())
-            if (path / "__init__.py").is_file()}
+def content_files(folder):
+    """The .py and .json files under ``folder``, sorted, without Python's caches: what an
+    exercise's folder (or the kit's) is made of, as the build, the hash and the zip read it."""
+    return [path for path in sorted(Path(folder).rglob("*"))
+            if path.suffix in (".py", ".json") and path.is_file()
+            and "__pycache__" not in path.parts]

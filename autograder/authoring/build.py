@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..exercise import content_files
 from ..grader.tampering import layout_of
 from ..selfcheck.wording import pick
 from . import lesson
@@ -142,10 +143,9 @@ def source_files(exercise, assignment):
              "selfcheck.py": SELFCHECK_SCRIPT.replace("{notebook}", exercise.notebook)}
     for path in sorted(SELFCHECK_DIR.glob("*.py")):
         files[f"{SHIPPED_PACKAGE}/{path.name}"] = path.read_text(encoding="utf-8")
-    for path in sorted(exercise.shipped_folder.rglob("*")):
-        if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
-            name = path.relative_to(exercise.shipped_folder).as_posix()
-            files[f"{SHIPPED_PACKAGE}/exercise/{name}"] = path.read_text(encoding="utf-8")
+    for path in content_files(exercise.shipped_folder):
+        name = path.relative_to(exercise.shipped_folder).as_posix()
+        files[f"{SHIPPED_PACKAGE}/exercise/{name}"] = path.read_text(encoding="utf-8")
     language = files[f"{SHIPPED_PACKAGE}/language.py"]
     files[f"{SHIPPED_PACKAGE}/language.py"] = language.replace('LANGUAGE = "zh"',
                                                                f'LANGUAGE = "{lang}"')
@@ -155,9 +155,7 @@ def source_files(exercise, assignment):
 def fingerprints_text(exercise):
     """fingerprints.json for the released self-check: for each call a public check makes,
     the hash of each catalogued wrong variant's result (never the variants themselves)."""
-    import numpy as np
-
-    from ..grader.diagnosis import catalogue
+    from ..grader.diagnosis import catalogue, variant_outputs
     from ..grader.planning import PlanningStudent
     from ..selfcheck.fingerprints import fingerprint, probe_key
     from ..selfcheck.framework import PUBLIC
@@ -173,15 +171,10 @@ def fingerprints_text(exercise):
                 right, table = fingerprint(reference[call.name](*call.args, **call.kwargs)), {}
             except ValueError:  # a check that feeds invalid input on purpose
                 continue
-            for mistake in mistakes.get(call.name, ()):
-                for variant in mistake.variants:
-                    try:
-                        with np.errstate(all="ignore"):
-                            wrong = fingerprint(variant(*call.args, **call.kwargs))
-                    except Exception:  # noqa: BLE001 - a variant these inputs do not fit
-                        continue
-                    if wrong is not None and wrong != right:
-                        table.setdefault(wrong, mistake.id)
+            for mistake, output in variant_outputs(exercise, call.name, call.args, call.kwargs):
+                wrong = fingerprint(output)
+                if wrong is not None and wrong != right:
+                    table.setdefault(wrong, mistake.id)
             if table:
                 probes[probe_key(call.name, call.args, call.kwargs)] = table
                 named |= set(table.values())

@@ -38,8 +38,9 @@ def catalogue(exercise):
     return exercise.content("mistakes").CATALOGUE
 
 
-def diagnose(exercise, function, args, kwargs, got, tolerance):
-    """The first catalogued mistake whose output on these inputs is ``got``; else None."""
+def variant_outputs(exercise, function, args, kwargs):
+    """(mistake, its output on these inputs) for each catalogued variant that applies, in
+    the catalogue's order: what the grader compares and the build fingerprints."""
     for mistake in catalogue(exercise).get(function, ()):
         for variant in mistake.variants:
             try:
@@ -47,9 +48,13 @@ def diagnose(exercise, function, args, kwargs, got, tolerance):
                     wrong = variant(*args, **kwargs)
             except Exception:  # noqa: BLE001 - a variant that cannot apply to these inputs
                 continue
-            if _same_output(got, wrong, tolerance):
-                return mistake
-    return None
+            yield mistake, wrong
+
+
+def diagnose(exercise, function, args, kwargs, got, tolerance):
+    """The first catalogued mistake whose output on these inputs is ``got``; else None."""
+    return next((mistake for mistake, wrong in variant_outputs(exercise, function, args, kwargs)
+                 if _same_output(got, wrong, tolerance)), None)
 
 
 def name_by_variants(exercise, function, args, kwargs, got, language):

@@ -80,24 +80,21 @@ def _register(checks, exercise, function, cases):
     name = function.name
     values, edge, float32, inputs = function.points
 
-    def calls(rng, edge_cases=False):
-        return cases(rng, edge=edge_cases)
-
     @checks.add(name, "matches the reference on random inputs", values, HIDDEN,
                 zh="随机输入上与参考答案一致")
     def _values(student, rng):
-        for args, kwargs in calls(rng):
+        for args, kwargs in cases(rng, edge=False):
             compare(student, exercise, name, args, kwargs)
 
     @checks.add(name, "edge cases", edge, HIDDEN, zh="边界情况")
     def _edge(student, rng):
-        for args, kwargs in calls(rng, edge_cases=True):
+        for args, kwargs in cases(rng, edge=True):
             compare(student, exercise, name, args, kwargs)
 
     @checks.add(name, "float32 in, float32 out", float32, HIDDEN,
                 zh="输入 float32，输出也是 float32")
     def _float32(student, rng):
-        for args, kwargs in calls(rng):
+        for args, kwargs in cases(rng, edge=False):
             compare(student, exercise, name, tuple(_as_float32(a) for a in args), kwargs,
                     check_dtype=True)
 
@@ -106,7 +103,7 @@ def _register(checks, exercise, function, cases):
     def _inputs(student, rng):
         # Every random case, so that this check too pays only for correct values; one
         # read-only call is enough, as any write into a read-only input raises.
-        for number, (args, kwargs) in enumerate(calls(rng)):
+        for number, (args, kwargs) in enumerate(cases(rng, edge=False)):
             compare(student, exercise, name, args, kwargs)
             expect_inputs_unchanged(student, name)
             if number == 0:
@@ -116,7 +113,7 @@ def _register(checks, exercise, function, cases):
         @checks.add(name, "also right with your own pieces (no points: feedback only)", 0,
                     HIDDEN, zh="换成你自己写的各个函数也对（不计分，只作反馈）")
         def _own_pieces(student, rng):
-            for args, kwargs in calls(rng):
+            for args, kwargs in cases(rng, edge=False):
                 compare(student, exercise, name, args, kwargs, stand_ins=False)
 
 

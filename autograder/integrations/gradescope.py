@@ -19,7 +19,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from ..exercise import current
+from ..exercise import content_files, current
 from ..grader.grading import grade_notebook, title_of, unreadable
 from ..selfcheck.notebook_file import one_line
 from ..sandbox.confinement import refusal
@@ -123,9 +123,7 @@ def build_zip(target):
             bundle.writestr(info, text)
         for entry in PACKAGED:
             path = REPO / entry
-            files = [path] if path.is_file() else sorted(
-                p for p in path.rglob("*") if p.suffix in (".py", ".json")
-                and "__pycache__" not in p.parts)
+            files = [path] if path.is_file() else content_files(path)
             for file in files:
                 bundle.write(file, str(file.relative_to(REPO)))
         for file, name in _exercise_files():
@@ -143,8 +141,7 @@ def _exercise_files():
         raise ValueError(f"the reference of {exercise.name} ({exercise.reference_file}) must "
                          f"lie in its folder ({exercise.folder}) to travel to Gradescope")
     return [(file, f"exercise/{file.relative_to(exercise.folder)}")
-            for file in sorted(exercise.folder.rglob("*"))
-            if file.suffix in (".py", ".json") and "__pycache__" not in file.parts]
+            for file in content_files(exercise.folder)]
 
 
 def for_gradescope(result):
