@@ -82,6 +82,10 @@ def _gradescope(args):
     except ValueError as error:
         print(f"mhakit gradescope: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # found only while writing: a full disk, a read-only mount
+        print(f"mhakit gradescope: cannot write {args.out}: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
     return 0
 
 

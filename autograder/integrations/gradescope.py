@@ -15,6 +15,7 @@ says so, with score 0, instead of grading.
 """
 
 import json
+import os
 import sys
 import zipfile
 from pathlib import Path
@@ -113,10 +114,40 @@ def requirements():
 
 
 def build_zip(target):
-    """Write autograder.zip; return its path."""
+    """Write autograder.zip; return its path. Raises ValueError, before writing anything,
+    for a target that cannot be a zip file."""
     target = Path(target)
+    problem = unwritable_zip(target)
+    if problem:
+        raise ValueError(problem)
+    # Built beside the target and moved into place: a failure halfway (an exercise that
+    # cannot travel, a full disk) leaves no half-written zip to upload by mistake.
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        _write_zip(partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def unwritable_zip(target):
+    """Why ``target`` cannot be written as the zip, in one line; None when it can."""
+    folder = target.parent
+    if target.is_dir():
+        return (f"{target} is a folder; give a file name for the zip, e.g. "
+                f"--out {target / 'autograder.zip'}")
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        return f"the folder {folder} {what}; create it or choose another --out"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in {folder}; choose another --out"
+    return None
+
+
+def _write_zip(zip_path):
     setup = SETUP_SH.replace("@REQUIREMENTS@", requirements())
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as bundle:
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as bundle:
         for name, text in (("setup.sh", setup), ("run_autograder", RUN_AUTOGRADER)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16  # executable, as Gradescope expects
@@ -128,7 +159,6 @@ def build_zip(target):
                 bundle.write(file, str(file.relative_to(REPO)))
         for file, name in _exercise_files():
             bundle.write(file, name)
-    return target
 
 
 def _exercise_files():

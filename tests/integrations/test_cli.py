@@ -15,9 +15,17 @@ CSV_COLUMNS = csv_columns()
 MHAKIT = [sys.executable, "-m", "autograder.integrations.cli"]
 
 
-def mhakit(*args, cwd=None):
+def mhakit(*args, cwd=None, env=None):
     return subprocess.run(MHAKIT + list(args), capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+                          timeout=600, env=env)
+
+
+def assert_one_line_error(stderr, command):
+    """What a mistake on the command line must give: one line that names the command,
+    never a traceback."""
+    assert "Traceback" not in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert stderr.startswith(f"mhakit {command}: "), stderr
 
 
 def test_one_notebook_prints_a_results_json(course):

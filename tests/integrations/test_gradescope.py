@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from autograder.integrations import gradescope
+from autograder.integrations.cli import main
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import confinement
 
 from tests.attacks.corpus import ATTACKS, REPO, Attack
 from tests.attacks.on_confinement import CONFINEMENT_ATTACKS, cheat
+from tests.integrations.test_cli import assert_one_line_error
 
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 
@@ -148,6 +150,25 @@ def test_a_grader_that_fails_still_writes_results_json(tmp_path, monkeypatch):
     assert result["output"] == ("mha-kit could not grade this submission: "
                                 "RuntimeError: the disk is full second line")
 
+
+
+@pytest.mark.parametrize("where", ["no/such/folder/autograder.zip", "a_folder"])
+def test_an_out_that_cannot_be_the_zip_is_one_line_and_writes_nothing(where, tmp_path, capsys):
+    (tmp_path / "a_folder").mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["gradescope", "--out", str(tmp_path / where)]) == 2
+    assert_one_line_error(capsys.readouterr().err, "gradescope")
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_zip_that_fails_halfway_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
+    def cannot_travel():
+        raise ValueError("the reference must lie in its folder")
+
+    monkeypatch.setattr(gradescope, "_exercise_files", cannot_travel)
+    assert main(["gradescope", "--out", str(tmp_path / "autograder.zip")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "gradescope")
+    assert list(tmp_path.iterdir()) == []
 
 # --- On a machine like Gradescope's.
 #
