@@ -4,16 +4,13 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from ..selfcheck.wording import LANGUAGES
 
 
 def _grade(args):
-    from .batch import grade_folder, grade_table, wide_console
-    from ..grader.grading import grade_notebook
-    from .report import score_histogram, text_histogram
-
     paths = [Path(p) for p in args.paths]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
@@ -26,15 +23,34 @@ def _grade(args):
         print(f"mhakit grade: {refused}", file=sys.stderr)
         return 2
     if len(paths) == 1 and paths[0].is_file():
-        result = grade_notebook(paths[0], seed=args.seed, language=args.language)
-        print(json.dumps(result, indent=1, ensure_ascii=False))
-        return 0
+        return _grade_one(paths[0], args)
+    files = [str(path) for path in paths if path.is_file()]
+    if files:
+        print(f"mhakit grade: give either one notebook or folders, not {files[0]} "
+              "among several", file=sys.stderr)
+        return 2
+    # Before grading: a class graded for an hour must not fail at its first write.
+    unwritable = unwritable_folder(args.out)
+    if unwritable:
+        print(f"mhakit grade: {unwritable}", file=sys.stderr)
+        return 2
+    return _grade_folders(paths, args)
+
+
+def _grade_one(path, args):
+    from ..grader.grading import grade_notebook
+
+    result = grade_notebook(path, seed=args.seed, language=args.language)
+    print(json.dumps(result, indent=1, ensure_ascii=False))
+    return 0
+
+
+def _grade_folders(paths, args):
+    from .batch import grade_folder, grade_table, wide_console
+    from .report import score_histogram, text_histogram
+
     results = {}
     for path in paths:
-        if path.is_file():
-            print(f"mhakit grade: give either one notebook or folders, not {path} "
-                  "among several", file=sys.stderr)
-            return 2
         try:
             results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
                                         quiet=args.quiet, fresh=args.fresh, dask=args.dask,
@@ -51,6 +67,20 @@ def _grade(args):
     print(f"wrote {args.out}/<student>/results.json, {args.out}/grades.csv and "
           f"{args.out}/report.md", file=sys.stderr)
     return 0
+
+
+def unwritable_folder(out):
+    """Why the folder ``out`` cannot hold results, in one line; None when it can. Creates
+    it, and writes and removes a probe file in it."""
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=out, prefix=".mhakit-probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        return (f"cannot write the results in {out} ({error.strerror or error}); "
+                "choose another --out")
+    return None
 
 
 def _build(args):

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from autograder.integrations.batch import csv_columns
+from autograder.integrations.cli import main, unwritable_folder
 
 CSV_COLUMNS = csv_columns()
 
@@ -79,6 +80,28 @@ def test_a_file_that_is_not_a_notebook_gets_zero_and_a_reason(tmp_path):
     result = json.loads(done.stdout)
     assert result["score"] == 0
     assert result["extra_data"]["status"] == "unreadable"
+
+
+@pytest.mark.parametrize("out", ["/proc/forbidden", "a_file"])
+def test_an_out_that_cannot_be_written_is_refused_before_grading(out, course, tmp_path,
+                                                                 monkeypatch, capsys):
+    from autograder.integrations import batch
+
+    def must_not_grade(*args, **kwargs):
+        raise AssertionError("graded before checking --out")
+
+    monkeypatch.setattr(batch, "grade_folder", must_not_grade)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("", encoding="utf-8")
+    assert main(["grade", str(course / "submitted"), "--out", out]) == 2
+    assert_one_line_error(capsys.readouterr().err, "grade")
+    assert (tmp_path / "a_file").is_file()
+
+
+def test_a_writable_out_is_created_and_keeps_no_probe(tmp_path):
+    out = tmp_path / "new" / "results"
+    assert unwritable_folder(out) is None
+    assert out.is_dir() and list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("args", [["grade", "no/such/path"], ["grade", "."], ["build",
