@@ -1,5 +1,13 @@
 """How each function is written without a Python loop: the hint of the style note (no
-points) that the grader adds where an answer loops over data (autograder/grader/style.py)."""
+points) that the grader adds where an answer loops over heads or batch items
+(autograder/grader/style.py), and the words it tells such a loop by."""
+
+# The parameters that hold a number of heads: range(num_heads) walks the heads.
+HEAD_COUNTS = ("num_heads",)
+# The parameters that hold arrays with leading batch (or head) axes: a loop over one of
+# them, over its shape's lengths or over its pieces walks batch items or heads. The
+# weight matrices are not here: their axes are the model's widths.
+BATCHED = ("u", "v", "Q", "K", "V", "x", "X", "H", "C", "mask")
 
 HINTS = {
     "dot_product": ("把两个数组逐项相乘，再沿最后一维求和，一次算完整批。",
