@@ -38,10 +38,19 @@ def _grade(args):
 
 
 def _grade_one(path, args):
+    """The result as JSON on stdout; exit 1 when the notebook could not be graded."""
     from ..grader.grading import grade_notebook
 
+    if path.suffix != ".ipynb":
+        print(f"mhakit grade: {path} is not a notebook (.ipynb); give a notebook or a "
+              "folder of submissions", file=sys.stderr)
+        return 2
     result = grade_notebook(path, seed=args.seed, language=args.language)
     print(json.dumps(result, indent=1, ensure_ascii=False))
+    if ungraded_reason(result):
+        print(f"mhakit grade: {path} could not be graded ({ungraded_reason(result)})",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -66,6 +75,9 @@ def _grade_folders(paths, args):
         print(text_histogram(score_histogram(results)), file=sys.stderr)
     print(f"wrote {args.out}/<student>/results.json, {args.out}/grades.csv and "
           f"{args.out}/report.md", file=sys.stderr)
+    ungraded = ungraded_line(results)
+    if ungraded:
+        print(ungraded, file=sys.stderr)
     return 0
 
 
@@ -81,6 +93,32 @@ def unwritable_folder(out):
         return (f"cannot write the results in {out} ({error.strerror or error}); "
                 "choose another --out")
     return None
+
+
+def ungraded_reason(result):
+    """Why a result is not a grade (its status and reason, on one line); None for a grade."""
+    from ..selfcheck.notebook_file import one_line
+
+    extra = result["extra_data"]
+    if extra["status"].startswith("graded"):
+        return None
+    return one_line(f"{extra['status']}: {extra.get('error') or '?'}", 80)
+
+
+SHOWN_UNGRADED = 3
+
+
+def ungraded_line(results):
+    """One line naming the students who got no grade, or None when all did."""
+    reasons = {student: reason for student, result in results.items()
+               if (reason := ungraded_reason(result))}
+    if not reasons:
+        return None
+    shown = [f"{student} ({reason})" for student, reason in
+             list(reasons.items())[:SHOWN_UNGRADED]]
+    more = len(reasons) - len(shown)
+    tail = f" and {more} more (see grades.csv)" if more else ""
+    return f"{len(reasons)} could not be graded: {', '.join(shown)}{tail}"
 
 
 def _build(args):

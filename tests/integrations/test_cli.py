@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from autograder.integrations.batch import csv_columns
-from autograder.integrations.cli import main, unwritable_folder
+from autograder.integrations.cli import main, ungraded_line, unwritable_folder
 
 CSV_COLUMNS = csv_columns()
 
@@ -72,14 +72,55 @@ def test_a_flat_folder_of_notebooks_works(course, tmp_path):
         "alice_correct": 100, "carol_unimplemented": 0}
 
 
-def test_a_file_that_is_not_a_notebook_gets_zero_and_a_reason(tmp_path):
+def test_a_notebook_that_cannot_be_read_prints_its_result_and_exits_1(tmp_path):
     bad = tmp_path / "bad.ipynb"
     bad.write_text("this is not json", encoding="utf-8")
     done = mhakit("grade", str(bad))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
     assert result["score"] == 0
     assert result["extra_data"]["status"] == "unreadable"
+    assert_one_line_error(done.stderr, "grade")
+    assert "could not be graded (unreadable: " in done.stderr
+
+
+def test_a_file_that_is_no_notebook_at_all_is_refused(tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("grade these by Friday", encoding="utf-8")
+    assert main(["grade", str(notes)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert_one_line_error(captured.err, "grade")
+    assert "notes.txt is not a notebook" in captured.err
+
+
+def test_a_folder_run_ends_with_the_line_that_names_the_ungradable(course, tmp_path):
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    source = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    (flat / "alice.ipynb").write_bytes(source.read_bytes())
+    (flat / "bob.ipynb").write_text("this is not json", encoding="utf-8")
+    done = mhakit("grade", str(flat), "--out", str(tmp_path / "out"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("1 could not be graded: bob (unreadable: "), last
+    assert "alice" not in last
+
+
+def test_the_ungradable_line_names_a_few_and_counts_the_rest():
+    def result(status, error=None):
+        return {"extra_data": {"status": status, "error": error}}
+
+    results = {"ann": result("graded"), "ben": result("graded (crashes)"),
+               "cy": result("unreadable", "not JSON"), "di": result("grading failed", "died"),
+               "ed": result("unreadable", "x" * 500), "fa": result("refused", "no layer"),
+               "gu": result("unreadable", "empty")}
+    line = ungraded_line(results)
+    assert line.startswith("5 could not be graded: cy (unreadable: not JSON), "
+                           "di (grading failed: died), ed (unreadable: xxx")
+    assert line.endswith(" and 2 more (see grades.csv)")
+    assert len(line) < 200
+    assert ungraded_line({"ann": result("graded")}) is None
 
 
 @pytest.mark.parametrize("out", ["/proc/forbidden", "a_file"])
