@@ -17,8 +17,8 @@ from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..selfcheck.framework import HIDDEN
 from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import clean, read_notebook
-from ..selfcheck.runner import NOT_IMPLEMENTED, PASSED
-from ..selfcheck.wording import decide
+from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED
+from ..selfcheck.wording import decide, pick
 from .planning import batch_groups, plan, run_planned
 from .style import style_notes
 from .tampering import find_tampering
@@ -229,16 +229,55 @@ def title_of(test, result):
 
 
 def part_summary(result, part):
-    """Feedback text for one part: each check's outcome, without any hidden input."""
-    lines = []
-    for test in result["tests"]:
-        if not test["name"].startswith(part + ":"):
-            continue
-        mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
-        points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
-        detail = "" if test["output"] == "passed" else f" — {test['output']}"
-        lines.append(f"{mark} {title_of(test, result)}{points}{detail}")
+    """Feedback text for one part: each check's outcome, without any hidden input. The
+    0-point checks that failed come last, indented under a line that says why they cost
+    nothing, so that a ✗ that cost points never looks like one that did not."""
+    tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
+    free = [t for t in tests if not t["max_score"] and t["status"] == FAILED]
+    lines = [_outcome(test, result) for test in tests if test not in free]
+    if free:
+        lines.append(_free_heading(result, part))
+        lines += ["  " + _outcome(test, result) for test in free]
     note = result["extra_data"].get("style", {}).get(part)
     if lines and note:
         lines.append(note)
     return "\n".join(lines)
+
+
+def _outcome(test, result):
+    mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
+    points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
+    detail = "" if test["output"] == "passed" else f" — {test['output']}"
+    return f"{mark} {title_of(test, result)}{points}{detail}"
+
+
+FREE = {  # (Chinese, English)
+    "full": ("不扣分，只作反馈：{part} 已得满分。下面的检查把你自己写的几个函数连起来运行，"
+             "别的函数有错，这里也会不通过{lost}。",
+             "No points lost on these (feedback only): {part} earned all its points. These "
+             "checks run your own functions together, so a mistake in another function "
+             "fails them too{lost}."),
+    "short": ("不扣分，只作反馈：让 {part} 在上面扣分的错误在下面又出现了，也可能是它们运行的"
+              "你的别的函数有错{lost}。",
+              "No points lost on these (feedback only): they fail on the mistake that cost "
+              "{part} points above, or on one in another of your functions that they "
+              "run{lost}."),
+    "lost": ("（丢了分的是 {names}）", "; {names} lost points"),
+    "and": ("、", ", "),
+}
+
+
+def _free_heading(result, part):
+    """Why the 0-point checks of ``part`` that failed cost nothing, naming the functions
+    before it that lost points: the checks of a part run only what the notebook taught
+    up to it, so the mistake that fails them is in one of those or in ``part`` itself."""
+    exercise, extra = current(), result["extra_data"]
+    language = decide(extra.get("language"))
+    earned = extra.get("parts", {})
+    names = exercise.function_names
+    before = names[:names.index(part)] if part in names else ()
+    lost = [name for name in before if earned.get(name, 0) < exercise.part_points(name)]
+    said = pick(FREE["lost"], language).format(names=pick(FREE["and"], language).join(lost))
+    full = earned.get(part, 0) >= exercise.part_points(part)
+    return pick(FREE["full" if full else "short"], language).format(
+        part=part, lost=said if lost else "")

@@ -32,12 +32,19 @@ def test_cell_outputs(part, cell_points, result):
         summary = "⚠ changed where it should not be: " + "; ".join(tampering) + "\n" + summary
     earned = round(score / part_max(part) * float(cell_points), 6)
     if earned <= 0:
-        first = next((t["output"] for t in result["tests"] if t["name"].startswith(part + ":")
-                      and t["status"] != "passed"), "not graded")
-        return [{"output_type": "error", "ename": "NotPassing", "evalue": first,
-                 "traceback": summary.splitlines()}]
+        return [{"output_type": "error", "ename": "NotPassing",
+                 "evalue": _first_failure(part, result), "traceback": summary.splitlines()}]
     outputs = [{"output_type": "stream", "name": "stdout", "text": summary + "\n"}]
     if earned < float(cell_points):
         outputs.append({"output_type": "execute_result", "execution_count": None,
                         "metadata": {}, "data": {"text/plain": f"{earned:g}"}})
     return outputs
+
+
+def _first_failure(part, result):
+    """The output of the first check of ``part`` that cost points, else of the first that
+    did not pass: the error's one line names what the score is about."""
+    failed = [t for t in result["tests"] if t["name"].startswith(part + ":")
+              and t["status"] != "passed"]
+    costly = [t for t in failed if t["max_score"]]
+    return next((t["output"] for t in costly + failed), "not graded")

@@ -1,6 +1,7 @@
 """Points pay for correct values only, and each mistake costs its own function's points."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -132,3 +133,65 @@ def test_results_follow_gradescopes_schema(reference_answers):
     extra = result["extra_data"]
     assert {"seed", "mhakit_version", "graders_hash", "isolation"} <= set(extra)
     assert extra["max_score"] == 100
+
+
+# ------------------------------------------------ the per-function summary
+
+# The heading over the 0-point checks that failed, per language: (full points, lost points)
+FREE_HEADINGS = {"en": ("earned all its points", "the mistake that cost"),
+                 "zh": ("已得满分", "扣分的错误")}
+
+
+@pytest.fixture(scope="module", params=["zh", "en"])
+def wrong_split(request, reference_answers):
+    """(language, the result of a notebook whose only mistake is its split_heads)."""
+    from tests.mha_exercise import sample_answers
+
+    wrong = sample_answers()["bob_partly_correct"]["answer_split_heads"]
+    answers = dict(reference_answers, answer_split_heads=wrong)
+    return request.param, grade_answers(answers, seed=17, language=request.param)
+
+
+def _split_at_heading(summary, heading):
+    lines = summary.splitlines()
+    at = next(i for i, line in enumerate(lines) if heading in line)
+    return lines[:at], lines[at], lines[at + 1:]
+
+
+def test_a_function_with_full_points_says_why_its_failed_checks_cost_nothing(wrong_split):
+    from autograder.grader.grading import part_summary
+
+    language, result = wrong_split
+    assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"]
+    assert parts(result)["split_heads"] == 0
+    summary = part_summary(result, "multi_head_attention")
+    above, heading, below = _split_at_heading(summary, FREE_HEADINGS[language][0])
+    assert "split_heads" in heading  # the function that lost the points is named
+    assert "attention" not in heading.replace("multi_head_attention", "")  # not the others
+    assert not any("✗" in line for line in above)
+    assert len(below) >= 3 and all(line.startswith("  ✗ ") and "[" not in line.split(" — ")[0]
+                                   for line in below)
+
+
+def test_a_failed_check_that_cost_points_stays_above_the_heading(wrong_split):
+    from autograder.grader.grading import part_summary
+
+    language, result = wrong_split
+    summary = part_summary(result, "split_heads")
+    above, heading, below = _split_at_heading(summary, FREE_HEADINGS[language][1])
+    costly = [line for line in above if line.startswith("✗ ")]
+    assert len(costly) == 4 and all(re.search(r"\[0/[1-9]\]", line) for line in costly)
+    assert below and all(line.startswith("  ✗ ") and "[" not in line.split(" — ")[0]
+                         for line in below)
+    other = FREE_HEADINGS["zh" if language == "en" else "en"]
+    assert not any(words in summary for words in other)  # one language only
+
+
+def test_a_function_whose_free_checks_pass_has_no_heading(wrong_split):
+    from autograder.grader.grading import part_summary
+
+    language, result = wrong_split
+    summary = part_summary(result, "attention")
+    assert "✗" not in summary and not any(words in summary for words in FREE_HEADINGS[language])
+    assert summary.count("\n") + 1 == sum(t["name"].startswith("attention:")
+                                          for t in result["tests"])

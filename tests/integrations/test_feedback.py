@@ -318,3 +318,38 @@ def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_p
     assert "<pre>" in page and "<script" not in page
     alice = (out / "alice_correct" / "feedback.md").read_text(encoding="utf-8")
     assert "100 / 100" in alice and "✗" not in alice
+
+
+# ------------------------------------------------ checks that cost no points
+
+@pytest.fixture(scope="module")
+def two_wrong_pieces():
+    """Bob's notebook: softmax and split_heads wrong, multi_head_attention right."""
+    from tests.mha_exercise import sample_answers
+
+    return grade_answers(sample_answers()["bob_partly_correct"], seed=SEED, language="zh")
+
+
+def test_the_feedback_file_says_which_failures_cost_nothing_and_why(two_wrong_pieces):
+    markdown = feedback_markdown("bob", two_wrong_pieces)
+    section = markdown.split("## multi_head_attention")[1].split("## ")[0]
+    heading = next(line for line in section.splitlines() if line.startswith("不扣分"))
+    assert "已得满分" in heading and "softmax、split_heads" in heading
+    assert section.count("\n  ✗ ") >= 3 and "\n✗ " not in section
+    page = feedback_html("bob", two_wrong_pieces)
+    assert "softmax、split_heads" in page and "\n  ✗ " in page
+
+
+def test_a_test_cell_at_full_points_shows_the_heading(two_wrong_pieces):
+    outputs = cell_outputs.test_cell_outputs("multi_head_attention", 20, two_wrong_pieces)
+    assert [o["output_type"] for o in outputs] == ["stream"]  # full marks in nbgrader
+    assert "已得满分" in outputs[0]["text"] and "\n  ✗ " in outputs[0]["text"]
+
+
+def test_a_failing_test_cell_names_a_check_that_cost_points(two_wrong_pieces):
+    [error] = cell_outputs.test_cell_outputs("split_heads", 10, two_wrong_pieces)
+    mine = [t for t in two_wrong_pieces["tests"] if t["name"].startswith("split_heads:")]
+    assert not mine[0]["max_score"] and mine[0]["status"] == "failed"  # a free one comes first
+    costly = next(t for t in mine if t["max_score"] and t["status"] == "failed")
+    assert error["evalue"] == costly["output"] != mine[0]["output"]
+    assert any(line.startswith("不扣分") for line in error["traceback"])
