@@ -173,7 +173,8 @@ def parser():
     grade.add_argument("paths", nargs="+", help="a notebook, or folders of submissions")
     grade.add_argument("--out", default="mhakit-results", help="where folder results go")
     grade.add_argument("--seed", type=int, help="seed for the hidden inputs (default: fresh)")
-    grade.add_argument("--jobs", type=int, help="parallel submissions (default: all cores)")
+    grade.add_argument("--jobs", type=positive_count,
+                       help="parallel submissions (default: all cores)")
     grade.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     grade.add_argument("--language", choices=LANGUAGES,
                        help="the feedback's language (default: each notebook's own)")
@@ -188,7 +189,7 @@ def parser():
     grade.add_argument("--gradebook", metavar="COURSE",
                        help="also write the grades into this nbgrader course's gradebook "
                             "and autograded/ folder, as nbgrader autograde does")
-    grade.set_defaults(run=_grade)
+    grade.set_defaults(run=_grade, parser=grade)
 
     build = commands.add_parser("build", help="regenerate source/ and the release")
     build.add_argument("--course", default=".", help="the course folder (default: .)")
@@ -196,21 +197,45 @@ def parser():
     build.add_argument("--exercise-files", action="store_true",
                        help="rewrite the exercise's generated files (its release layout and "
                             "fingerprints), for its author to commit")
-    build.set_defaults(run=_build)
+    build.set_defaults(run=_build, parser=build)
 
     gradescope = commands.add_parser("gradescope", help="build Gradescope's autograder.zip")
     gradescope.add_argument("--out", default="autograder.zip", help="where to write the zip")
-    gradescope.set_defaults(run=_gradescope)
+    gradescope.set_defaults(run=_gradescope, parser=gradescope)
 
     demo = commands.add_parser("demo", help="release, self-check and grade a sample class")
     demo.add_argument("--keep", metavar="DIR", help="build the demo course here and keep it")
     demo.add_argument("--seed", type=int, help="seed for the hidden inputs")
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(run=_demo, parser=demo)
     return top
 
 
+def positive_count(text):
+    """--jobs: a whole number of at least 1, refused while parsing, before any work."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text}")
+    return count
+
+
+def parsed(argv):
+    """The arguments; an option the command does not know is refused with that command's
+    usage (argparse alone would show the top-level one, which does not list it)."""
+    top = parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args, unknown = top.parse_known_args(argv)
+    if unknown:
+        before_command = argv[:argv.index(args.command)]
+        said_to = top if any(word in before_command for word in unknown) else args.parser
+        said_to.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv=None):
-    args = parser().parse_args(argv)
+    args = parsed(argv)
     from ..exercise import FOLDER_VARIABLE, load
 
     folder = args.exercise or os.environ.get(FOLDER_VARIABLE)

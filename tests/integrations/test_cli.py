@@ -154,6 +154,34 @@ def test_bad_input_gives_a_clear_error_and_exit_2(args, tmp_path):
     assert "Traceback" not in done.stderr
 
 
+
+def parse_error(argv, capsys):
+    """What argparse prints for a command line it refuses: its usage, then one line."""
+    with pytest.raises(SystemExit) as refused:
+        main(argv)
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.mark.parametrize("argv, command", [(["grade", "--jbos", "2"], "grade"),
+                                           (["gradescope", "--oot", "x.zip"], "gradescope"),
+                                           (["--jbos", "grade", "x"], None)])
+def test_an_unknown_option_shows_the_usage_of_its_command(argv, command, capsys):
+    err = parse_error(argv, capsys)
+    prog = f"mhakit {command}" if command else "mhakit"
+    assert f"usage: {prog} " in err
+    assert err.strip().splitlines()[-1].startswith(f"{prog}: error: unrecognized arguments: ")
+
+
+@pytest.mark.parametrize("jobs", ["-3", "0", "two"])
+def test_jobs_must_be_a_positive_count_before_anything_runs(jobs, capsys):
+    err = parse_error(["grade", "no/such/folder", "--jobs", jobs], capsys)
+    assert err.strip().splitlines()[-1] == (
+        f"mhakit grade: error: argument --jobs: must be a whole number of at least 1, not {jobs}")
+    assert "max_workers" not in err
+
 def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
     from tests.mha_exercise import CATALOGUE
 
