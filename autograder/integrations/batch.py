@@ -270,7 +270,17 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
             from dask.distributed import Client, as_completed as finished
         except ImportError:
             raise ValueError("--dask needs dask.distributed: pip install 'mha-kit[dask]'") from None
-        with Client(dask) as client:
+        # Dask's own default waits 30 s in silence for a scheduler that is not there.
+        connect_seconds = 5
+        try:
+            client = Client(dask, timeout=connect_seconds)
+        except ValueError as error:
+            raise ValueError(f"--dask {dask} is not a scheduler's address ({error}); give "
+                             "one like tcp://scheduler:8786") from None
+        except OSError:
+            raise ValueError(f"no Dask scheduler answered at {dask} within {connect_seconds} "
+                             "s; start one there or check the address") from None
+        with client:
             futures = {}
             for student, path in todo.items():
                 try:

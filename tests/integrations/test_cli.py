@@ -182,6 +182,21 @@ def test_jobs_must_be_a_positive_count_before_anything_runs(jobs, capsys):
         f"mhakit grade: error: argument --jobs: must be a whole number of at least 1, not {jobs}")
     assert "max_workers" not in err
 
+
+@pytest.mark.parametrize("address, says", [
+    ("tcp://127.0.0.1:1", "no Dask scheduler answered at tcp://127.0.0.1:1 within 5 s"),
+    ("foo://127.0.0.1:1", "--dask foo://127.0.0.1:1 is not a scheduler's address")])
+def test_a_dask_scheduler_that_is_not_there_is_one_line(address, says, tmp_path):
+    submitted = tmp_path / "submitted"
+    submitted.mkdir()
+    (submitted / "alice.ipynb").write_text("{}", encoding="utf-8")
+    out = tmp_path / "out"
+    done = mhakit("grade", str(submitted), "--dask", address, "--out", str(out), "--quiet")
+    assert done.returncode == 2
+    assert_one_line_error(done.stderr, "grade")
+    assert says in done.stderr
+    assert not (out / "grades.csv").exists()
+
 def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
     from tests.mha_exercise import CATALOGUE
 
