@@ -25,7 +25,25 @@ def run_selfcheck(folder, label, notebook):
     return done.returncode
 
 
+def unusable_keep(folder):
+    """Why the demo must not build its course in ``folder``, in one line; None for a new
+    or empty folder. Anything already there (a real course) would mix with the demo's
+    students and grades."""
+    folder = Path(folder)
+    if not folder.exists():
+        return None
+    if not folder.is_dir():
+        return f"{folder} is not a folder; give --keep a new or empty folder"
+    if any(folder.iterdir()):
+        return f"{folder} is not empty; give --keep a new or empty folder"
+    return None
+
+
 def main(keep=None, seed=None):
+    unusable = keep and unusable_keep(keep)
+    if unusable:
+        print(f"mhakit demo: {unusable}", file=sys.stderr)
+        return 2
     console = wide_console()
     log = Console(stderr=True)
     course = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="mhakit-demo-"))
