@@ -1,7 +1,8 @@
 """A student's feedback file, in Markdown and in HTML, from one results.json.
 
 Per function: the points, each check's outcome, a named mistake with its hint, and a style
-note; then the quiz with its explanations. It holds what results.json holds, which never
+note; the 0-point checks that failed come last, under a line that says why they cost
+nothing (grading.part_summary); then the quiz with its explanations. It holds what results.json holds, which never
 includes a hidden input, an expected value or the checks' code. Hand it out once grades
 are published: the hidden checks' outcomes and the quiz explanations are in it. The same
 per-function text is what nbgrader's generate_feedback shows in each test cell.
