@@ -37,9 +37,12 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
+    "autograder.integrations.nbgrader_plugin.RestoreLockedCells",  # OverwriteCells, no false alarms
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# The kit's bounded notebook reader, which `mhakit grade` uses too: a file that is no
+# notebook is graded 0 and flagged with the reason, instead of failing with a traceback.
+c.Autograde.exporter_class = "autograder.integrations.nbgrader_plugin.BoundedNotebookReader"
 # Refuse, in one line and before the first submission, to autograde where nothing can hide
 # the course from student code (README: "Where you grade"). allow_unconfined=True grades
 # there anyway, and flags every grade for review.

@@ -76,10 +76,14 @@ def discover(folder):
             continue
         folder_name = path.stem if len(parts) == 1 else parts[0]
         found.setdefault(folder_name, []).append(path)
-    # The class's notebook: where most students keep theirs, relative to their folder.
+    # The class's notebook: where most students keep theirs, relative to their folder,
+    # or any of the exercise's own (one assignment per language: mha/, mha_en/).
     where = Counter(place for paths in found.values()
                     for place in {_place(folder, path) for path in paths})
     common = where.most_common(1)[0][0] if where else None
+    exercise = current()
+    class_places = {common} | {os.path.join(assignment, exercise.notebook)
+                               for assignment in exercise.assignments}
     found_notebooks = Submissions()
     for folder_name, paths in found.items():
         student = _unique(shown_name(folder_name), found_notebooks)
@@ -90,8 +94,9 @@ def discover(folder):
             notes.append(f"the folder name is not UTF-8 text; shown as {student}")
         elif student != folder_name:
             notes.append(f"the folder {folder_name} is shown as {student}")
-        chosen = paths[0] if len(paths) == 1 else next(
-            (path for path in paths if _place(folder, path) == common), None)
+        candidates = [path for path in paths if _place(folder, path) in class_places]
+        chosen = paths[0] if len(paths) == 1 else max(candidates, key=_submitted_at,
+                                                      default=None)
         names = ", ".join(shown_name(str(path.relative_to(folder))) for path in paths
                           if path != chosen)
         if chosen is None:
@@ -100,6 +105,9 @@ def discover(folder):
                 f"{names}")
         else:
             found_notebooks.paths[student] = chosen
+            if len(candidates) > 1:
+                notes.append(f"submitted {len(candidates)} times; graded the latest, "
+                             f"{shown_name(_place(folder, chosen))}")
             if names:
                 notes.append(f"not graded, also in the folder: {names}")
         if notes:
@@ -111,6 +119,22 @@ def _place(folder, path):
     """Where a notebook lies inside its student's folder: ("mha", "mha.ipynb")."""
     parts = path.relative_to(folder).parts
     return os.path.join(*parts[1:]) if len(parts) > 1 else None
+
+
+def _submitted_at(path):
+    """When a notebook was submitted: nbgrader's timestamp.txt next to it, else the
+    file's modification time (seconds since the epoch)."""
+    from datetime import datetime, timezone
+
+    try:
+        text = (path.parent / "timestamp.txt").read_text(encoding="utf-8").strip()
+        stamp = datetime.fromisoformat(text.removesuffix(" UTC").removesuffix("Z"))
+        return (stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)).timestamp()
+    except (OSError, ValueError, UnicodeDecodeError):
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
 
 
 def _unique(name, taken):
@@ -162,6 +186,9 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     Scripts that call this must guard their top level with ``if __name__ == "__main__":``,
     since the grading workers are started afresh (multiprocessing's forkserver).
     """
+    if gradebook is not None:
+        from .gradebook import check_submitted_folder
+        check_submitted_folder(folder, gradebook)
     found = discover(folder)
     if not len(found):
         raise ValueError(f"no notebooks found under {folder}")

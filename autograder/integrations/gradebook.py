@@ -18,10 +18,9 @@ import copy
 import json
 import os
 import shutil
-from collections import Counter
 from pathlib import Path
 
-from ..selfcheck.cells import carries, grade_id_of, nbgrader_meta
+from ..selfcheck.cells import carries, grade_id_of, in_nbformat_shape, nbgrader_meta
 from .cell_outputs import test_cell_outputs, test_cell_part
 
 
@@ -63,15 +62,9 @@ def _stored_metadata(grade_id, stored):
 
 def autograded_notebook(submitted, stored_cells, result):
     """The notebook nbgrader's autograde would write: cleaned, restored, test outputs in."""
-    notebook = copy.deepcopy(submitted)
-    # nbformat's shape, whatever the student saved: cells are objects with object metadata.
-    notebook["cells"] = [cell for cell in notebook.get("cells", []) if isinstance(cell, dict)]
+    notebook = in_nbformat_shape(copy.deepcopy(submitted))
     present = set()
     for cell in reversed(notebook["cells"]):  # of a duplicate, the last copy counts, as in nbgrader
-        if not isinstance(cell.get("metadata"), dict):
-            cell["metadata"] = {}
-        if isinstance(cell.get("source"), list):  # nbformat's on-disk form; checksums need text
-            cell["source"] = "".join(map(str, cell["source"]))
         meta = cell["metadata"]
         grade_id = grade_id_of(cell)
         if cell.get("cell_type") == "code":
@@ -168,24 +161,24 @@ class GradebookWriter:
     than grading one. So this creates the same rows (a submission, its notebook, a grade
     per grade cell, a comment per solution cell) with nbgrader's own classes, and commits
     every ``chunk`` submissions. A submission graded before keeps its manual scores.
+    ``entries``: the (assignment, notebook) pairs the run writes, each an assignment of
+    the gradebook (MissingEntry otherwise).
     """
 
-    def __init__(self, course, assignment, notebook, chunk=100):
+    def __init__(self, course, entries, chunk=100):
         from nbgrader.api import Gradebook
 
         self.course, self.chunk, self.pending = Path(course), chunk, []
         self.gradebook = Gradebook(database_url(course))
-        self.assignment = self.gradebook.find_assignment(assignment)  # else MissingEntry
-        self.notebook = self.gradebook.find_notebook(notebook, assignment)
+        try:
+            self.entries = {entry: _Entry(self.gradebook, *entry) for entry in entries}
+        except Exception:
+            self.gradebook.close()
+            raise
         self.students = {student.id for student in self.gradebook.students}
-        self.submissions = {sub.student_id: sub for sub in self.assignment.submissions}
-        # Cell names by id, read once: asking each grade for its name costs a query.
-        self.names = {cell.id: cell.name for cells in (
-            self.notebook.grade_cells, self.notebook.solution_cells, self.notebook.task_cells)
-            for cell in cells}
 
-    def record(self, student, grades, comments):
-        self.pending.append((student, grades, comments))
+    def record(self, entry, student, grades, comments):
+        self.pending.append((self.entries[entry], student, grades, comments))
         if len(self.pending) >= self.chunk:
             self.flush()
 
@@ -194,27 +187,58 @@ class GradebookWriter:
 
         # No autoflush: the chunk's rows go in together at the commit, as batched inserts.
         with self.gradebook.db.no_autoflush:
-            for student, grades, comments in self.pending:
+            for entry, student, grades, comments in self.pending:
                 if student not in self.students:
                     self.gradebook.db.add(Student(id=student))
                     self.students.add(student)
-                submission = self.submissions.get(student) or self._new_submission(student)
-                timestamp = self._timestamp(student)
+                submission = entry.submissions.get(student) or entry.new_submission(
+                    self.gradebook, student)
+                timestamp = self._timestamp(entry.assignment.name, student)
                 if timestamp is not None:
                     submission.timestamp = timestamp
-                notebook = next(nb for nb in submission.notebooks if nb.notebook is self.notebook)
+                notebook = next(nb for nb in submission.notebooks
+                                if nb.notebook is entry.notebook)
                 for grade in notebook.grades:
-                    grade.auto_score, manual = grades.get(self.names[grade.cell_id], (0, False))
+                    grade.auto_score, manual = grades.get(entry.names[grade.cell_id], (0, False))
                     grade.needs_manual_grade = manual or grade.manual_score is not None
                 for comment in notebook.comments:
-                    comment.auto_comment = comments.get(self.names[comment.cell_id])
+                    comment.auto_comment = comments.get(entry.names[comment.cell_id])
         self.gradebook.db.commit()
         self.pending = []
 
-    def _new_submission(self, student):
+    def close(self):
+        try:
+            if self.pending:
+                self.flush()
+        finally:
+            self.gradebook.close()
+
+    def _timestamp(self, assignment, student):
+        from nbgrader.utils import parse_utc
+
+        path = self.course / "submitted" / student / assignment / "timestamp.txt"
+        try:
+            return parse_utc(path.read_text(encoding="utf-8").strip()) or None
+        except (OSError, ValueError):
+            return None
+
+
+class _Entry:
+    """One assignment's notebook in the open gradebook, and its submissions so far."""
+
+    def __init__(self, gradebook, assignment, notebook):
+        self.assignment = gradebook.find_assignment(assignment)  # else MissingEntry
+        self.notebook = gradebook.find_notebook(notebook, assignment)
+        self.submissions = {sub.student_id: sub for sub in self.assignment.submissions}
+        # Cell names by id, read once: asking each grade for its name costs a query.
+        self.names = {cell.id: cell.name for cells in (
+            self.notebook.grade_cells, self.notebook.solution_cells, self.notebook.task_cells)
+            for cell in cells}
+
+    def new_submission(self, gradebook, student):
         from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
 
-        with self.gradebook.db.no_autoflush:
+        with gradebook.db.no_autoflush:
             submission = SubmittedAssignment(assignment=self.assignment, student_id=student)
             for stored in self.assignment.notebooks:
                 notebook = SubmittedNotebook(notebook=stored, assignment=submission)
@@ -225,25 +249,9 @@ class GradebookWriter:
                 for cell in stored.task_cells:
                     Comment(cell_id=cell.id, notebook=notebook)
                     Grade(cell_id=cell.id, notebook=notebook)
-            self.gradebook.db.add(submission)
+            gradebook.db.add(submission)
         self.submissions[student] = submission
         return submission
-
-    def close(self):
-        try:
-            if self.pending:
-                self.flush()
-        finally:
-            self.gradebook.close()
-
-    def _timestamp(self, student):
-        from nbgrader.utils import parse_utc
-
-        path = self.course / "submitted" / student / self.assignment.name / "timestamp.txt"
-        try:
-            return parse_utc(path.read_text(encoding="utf-8").strip()) or None
-        except (OSError, ValueError):
-            return None
 
 
 def _graded_cells(notebook):
@@ -275,71 +283,94 @@ def _text(name):
         return False
 
 
+def check_submitted_folder(folder, course):
+    """ValueError unless ``folder`` is the course's submitted/ folder itself: that is
+    where the gradebook's students are its subfolders' names. A student's own folder, or
+    an assignment's, would make its subfolders students."""
+    submitted = Path(course) / "submitted"
+    if Path(folder).resolve() != submitted.resolve():
+        raise ValueError(f"--gradebook {course} grades the course's submitted/ folder as a "
+                         f"whole: run `mhakit grade {submitted} --gradebook {course}`, not "
+                         f"{folder} (results that still hold are kept, so it is quick)")
+
+
 class GradebookRun:
-    """``mhakit grade --gradebook COURSE``: the course's submitted/ folder into its gradebook."""
+    """``mhakit grade --gradebook COURSE``: the course's submitted/ folder into its
+    gradebook, each submission into its own assignment's entry (a course may release
+    one exercise as several assignments, one per language)."""
 
     def __init__(self, course, submissions):
         from nbgrader.api import MissingEntry
 
         self.course = Path(course)
+        if not (self.course / "gradebook.db").exists():
+            raise ValueError(f"{self.course} has no gradebook.db: run `mhakit build` in the "
+                             "course folder first (it registers the assignments)")
         submitted = (self.course / "submitted").resolve()
-        inside = {student: p for student, p in submissions.items()
-                  if p.resolve().parent.parent.parent == submitted}
-        if not inside:
+        self.entry_of = {student: (p.parent.name, p.stem) for student, p in submissions.items()
+                         if p.resolve().parent.parent.parent == submitted}
+        if not self.entry_of:
             example = next(iter(submissions.values()), "nothing")
             raise ValueError(f"--gradebook needs nbgrader's layout {self.course}/submitted/"
                              f"<student>/<assignment>/<notebook>.ipynb, not {example}")
-        # The class's assignment and notebook: most students'. One student's odd folder
-        # keeps that student out of the gradebook, not the class.
-        (self.assignment, notebook), _ = Counter(
-            (p.parent.name, p.stem) for p in inside.values()).most_common(1)[0]
-        self.excluded = {}
-        for student, p in submissions.items():
-            if student not in inside:
-                self.excluded[student] = ("not in the gradebook: its notebook is not at "
-                                          "submitted/<student>/<assignment>/<notebook>.ipynb")
-            elif (p.parent.name, p.stem) != (self.assignment, notebook):
-                self.excluded[student] = (f"not in the gradebook: it is for {p.parent.name}/"
-                                          f"{p.stem}, the class for {self.assignment}/{notebook}")
-            elif not _text(p.parent.parent.name):
-                self.excluded[student] = ("not in the gradebook: the folder name is not UTF-8 "
-                                          "text, which nbgrader cannot hold; rename the folder")
-        if not (self.course / "gradebook.db").exists():
-            raise ValueError(f"{self.course} has no gradebook.db; is it the course folder?")
-        try:
-            self.stored = release_cells(self.course, self.assignment, notebook)
-            self.writer = GradebookWriter(self.course, self.assignment, notebook)
-        except MissingEntry:
-            raise ValueError(f"the gradebook has no assignment {self.assignment} with a notebook "
-                             f"{notebook}: run `nbgrader generate_assignment` first") from None
+        self.stored = {}
+        for entry in sorted(set(self.entry_of.values())):
+            try:
+                self.stored[entry] = release_cells(self.course, *entry)
+            except MissingEntry:
+                pass  # its students are excluded below, with the reason
+        if not self.stored:
+            names = ", ".join(sorted({assignment for assignment, _ in self.entry_of.values()}))
+            raise ValueError(f"the gradebook has no assignment {names} with these notebooks: "
+                             "run `mhakit build` (or `nbgrader generate_assignment`) first")
+        self.excluded = {student: reason for student, p in submissions.items()
+                         if (reason := self._exclusion(student, p))}
+        self.writer = GradebookWriter(self.course, self.stored)
+
+    def _exclusion(self, student, path):
+        """Why this student's notebook stays out of the gradebook, or None."""
+        entry = self.entry_of.get(student)
+        if entry is None:
+            return ("not in the gradebook: its notebook is not at "
+                    "submitted/<student>/<assignment>/<notebook>.ipynb")
+        if entry not in self.stored:
+            return (f"not in the gradebook: it has no assignment {entry[0]} with a notebook "
+                    f"{entry[1]}")
+        if not _text(path.parent.parent.name):
+            return ("not in the gradebook: the folder name is not UTF-8 text, which nbgrader "
+                    "cannot hold; rename the folder")
+        return None
 
     def job(self, student, path, seed, language=None):
         """The worker's job; the gradebook's student is the folder's own name."""
-        return (grade_into_autograded, path, seed, self.course, self.assignment,
-                Path(path).parent.parent.name, self.stored, language)
+        entry = self.entry_of[student]
+        return (grade_into_autograded, path, seed, self.course, entry[0],
+                Path(path).parent.parent.name, self.stored[entry], language)
 
     def record(self, student, path, result, graded_cells=None):
-        folder = Path(path).parent.parent.name
+        entry, folder = self.entry_of[student], Path(path).parent.parent.name
         try:
             if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run
-                graded_cells = _graded_cells(write_autograded(self.course, self.assignment,
-                                                              folder, path, self.stored, result))
+                graded_cells = _graded_cells(write_autograded(
+                    self.course, entry[0], folder, path, self.stored[entry], result))
             grades, comments = cell_grades(graded_cells, result)
         except Exception as error:  # noqa: BLE001 - zeros, flagged for a person, with why
-            grades, comments = self._flagged(f"could not read the graded cells "
-                                             f"({type(error).__name__})")
+            grades, comments = self._flagged(entry, f"could not read the graded cells "
+                                                    f"({type(error).__name__})")
         extra = result["extra_data"]
         if extra["status"] in ("unreadable", "grading failed"):  # no cells to read: say why
-            grades, comments = self._flagged(f"{extra['status']}: {extra.get('error') or '?'}")
-        self.writer.record(folder, grades, comments)
+            grades, comments = self._flagged(entry, f"{extra['status']}: "
+                                                    f"{extra.get('error') or '?'}")
+        self.writer.record(entry, folder, grades, comments)
 
-    def _flagged(self, reason):
+    def _flagged(self, entry, reason):
         """Every grade 0 and waiting for a person; every comment the one-line reason."""
         from ..selfcheck.notebook_file import one_line
 
         note = one_line(f"mha-kit: {reason}", 300)
-        grades = {name: (0, True) for name, cell in self.stored.items() if cell.get("grade")}
-        comments = {name: note for name, cell in self.stored.items()
+        stored = self.stored[entry]
+        grades = {name: (0, True) for name, cell in stored.items() if cell.get("grade")}
+        comments = {name: note for name, cell in stored.items()
                     if cell.get("solution") or cell.get("task")}
         return grades, comments
 

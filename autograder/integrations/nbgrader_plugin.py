@@ -9,20 +9,22 @@ points, zero as an error. See ``nbgrader.utils.determine_grade``.
 """
 
 import copy
-import json
 
 import nbformat
-from nbgrader.api import Gradebook
-from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor
+from nbconvert.exporters import NotebookExporter
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.preprocessors import (ClearHiddenTests, ClearSolutions, NbGraderPreprocessor,
+                                    OverwriteCells)
 from traitlets import Integer
 
 from ..authoring.build import build_notebook
 from ..exercise import current
 from ..grader.grading import grade_cells, needs_review, unreadable
 from ..grader.tampering import expected_layout, find_tampering
-from ..selfcheck.cells import FLAGS, grade_id_of, has_nbgrader_entry, nbgrader_meta, valid_meta
+from ..selfcheck.cells import (FLAGS, grade_id_of, has_nbgrader_entry, in_nbformat_shape,
+                               nbgrader_meta, valid_meta)
 from ..selfcheck.notebook import graded_cells_of
-from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES
+from ..selfcheck.notebook_file import one_line, read_notebook
 from ..selfcheck.wording import decide
 from .cell_outputs import part_max, test_cell_outputs, test_cell_part
 
@@ -30,6 +32,28 @@ from .cell_outputs import part_max, test_cell_outputs, test_cell_part
 # in the notebook as the student left it: the findings and the code cells to grade.
 STASH = "mhakit_tampering"
 CELLS_STASH = "mhakit_graded_cells"
+# Set by BoundedNotebookReader on the stand-in for a file it could not read: why.
+UNREADABLE_STASH = "mhakit_unreadable"
+
+
+class BoundedNotebookReader(NotebookExporter):
+    """Autograde's reader (``c.Autograde.exporter_class``): the kit's bounded one, which
+    ``mhakit grade`` uses too, instead of ``nbformat.read``. nbformat fails a whole
+    submission with a traceback on what a student can save (a cell whose metadata is a
+    list, invalid JSON, 2 GB of it), and nbgrader then leaves that student at zero with
+    nothing in formgrader. Here a notebook comes in nbformat's shape, and a file that is
+    no notebook becomes an empty one that says why, so that its grade is flagged."""
+
+    def from_file(self, file_stream, resources=None, **kw):
+        try:
+            notebook = in_nbformat_shape(read_notebook(file_stream.name))
+            notebook["metadata"].pop(UNREADABLE_STASH, None)
+        except Exception as error:  # noqa: BLE001 - as read_and_grade: any failure is a reason
+            reason = str(error) if isinstance(error, (OSError, ValueError)) else (
+                f"the notebook's structure could not be read ({type(error).__name__})")
+            notebook = {"nbformat": 4, "nbformat_minor": 5, "cells": [],
+                        "metadata": {UNREADABLE_STASH: one_line(reason, 300)}}
+        return self.from_notebook_node(nbformat.from_dict(notebook), resources=resources, **kw)
 
 
 class DetectTampering(NbGraderPreprocessor):
@@ -37,22 +61,18 @@ class DetectTampering(NbGraderPreprocessor):
     before nbgrader's OverwriteCells quietly restores the locked cells."""
 
     def preprocess(self, nb, resources):
-        # nbgrader has read the file already; one larger than `mhakit grade` reads fails
-        # here too, as an error for that student, so that the two doors agree.
-        size = len(json.dumps(nb, ensure_ascii=False).encode("utf-8", "replace"))
-        if size > MAX_NOTEBOOK_BYTES:
-            raise ValueError(f"mha-kit: the notebook has {size >> 20} MB; a notebook may "
-                             f"have at most {MAX_NOTEBOOK_BYTES >> 20} MB")
         exercise = current()
-        findings = find_tampering(nb, exercise)
+        unreadable_because = nb.metadata.pop(UNREADABLE_STASH, None)
+        findings = [] if unreadable_because else find_tampering(nb, exercise)
         # Both stashes overwrite whatever a student may have put there. The cells to grade
         # are read here, from the notebook as the student left it, exactly as `mhakit
         # grade` reads the file: the two paths grade the same code, whatever nbgrader's
         # later steps restore.
         nb.metadata[STASH] = findings
         try:
-            nb.metadata[CELLS_STASH] = [list(cell) for cell in
-                                        graded_cells_of(nb, exercise.kit_sources)]
+            nb.metadata[CELLS_STASH] = {"unreadable": unreadable_because} if (
+                unreadable_because) else [list(cell) for cell in
+                                          graded_cells_of(nb, exercise.kit_sources)]
         except ValueError:
             nb.metadata[CELLS_STASH] = None
         for finding in findings:
@@ -108,6 +128,40 @@ class DetectTampering(NbGraderPreprocessor):
                 nb.cells.append(copy.deepcopy(cell))
 
 
+class RestoreLockedCells(OverwriteCells):
+    """nbgrader's OverwriteCells, without its false alarm. The gradebook keeps each test
+    cell with its hidden tests and the release without them, so OverwriteCells warned
+    "Attribute 'checksum' for cell test_... has changed!" for every test cell of every
+    notebook, untouched ones included. A locked cell whose source is the release's (the
+    gradebook's, hidden tests cleared) is now restored in silence; any other change is
+    reported as before, and DetectTampering has named it already."""
+
+    as_released = False
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        self.as_released = self._source_as_released(cell)
+        try:
+            return super().preprocess_cell(cell, resources, cell_index)
+        finally:
+            self.as_released = False
+
+    def report_change(self, name, attr, old, new):
+        if not (attr == "checksum" and self.as_released):
+            super().report_change(name, attr, old, new)
+
+    def _source_as_released(self, cell):
+        try:
+            stored = self.gradebook.find_source_cell(grade_id_of(cell), self.notebook_id,
+                                                     self.assignment_id)
+        except MissingEntry:
+            return False
+        released = nbformat.from_dict({"cell_type": stored.cell_type, "metadata": {},
+                                       "source": stored.source})
+        ClearHiddenTests(config=self.config, enforce_metadata=False).preprocess_cell(
+            released, {}, 0)
+        return released.source == cell.source
+
+
 def confinement_gate(allow_unconfined=False):
     """For ``c.Autograde.pre_convert_hook``: before the first submission is touched, refuse
     to autograde where nothing can hide the course from student code, in one line. nbgrader
@@ -136,7 +190,9 @@ class IsolatedAutograde(NbGraderPreprocessor):
                 cells = graded_cells_of(nb, exercise.kit_sources)
             except ValueError:
                 pass
-        if cells is None:
+        if isinstance(cells, dict):  # BoundedNotebookReader could not read the file
+            result = unreadable(str(cells.get("unreadable")), self.seed)
+        elif cells is None:
             result = unreadable("this file is not a Jupyter notebook in format 4", self.seed)
         else:
             result = grade_cells([(str(cell_id), str(source)) for cell_id, source in cells],
