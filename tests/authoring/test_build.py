@@ -15,7 +15,7 @@ from tests.mha_exercise import (ASSIGNMENTS, EXERCISE, POINTS, QUIZ_EXPLANATIONS
                                 QUIZ_POINTS)
 
 mistakes = EXERCISE.content("mistakes")
-WRITTEN_POINTS = 1  # each optional written answer, by hand, on top of the 100
+WRITTEN_POINTS = 0  # each optional written answer: paid by hand as extra credit
 
 REPO = Path(__file__).resolve().parents[2]
 RELEASES = [REPO / "assignments" / assignment for assignment in ASSIGNMENTS]
@@ -118,7 +118,7 @@ def test_points_in_the_notebook_are_the_graders_points(release):
     assert auto == expected
     assert sum(auto.values()) == 100
     written = [c.metadata.nbgrader["points"] for c in graded if c.cell_type == "markdown"]
-    assert written == [WRITTEN_POINTS] * 4  # by hand, on top of the 100
+    assert written == [WRITTEN_POINTS] * 4  # extra credit, by hand, on top of the 100
 
 
 @pytest.mark.parametrize("release", RELEASES, ids=list(ASSIGNMENTS))

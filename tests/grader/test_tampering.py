@@ -108,7 +108,7 @@ def test_another_parts_table_in_a_test_cell_is_planted(honest_runs):
 KINDS = [
     (_set_meta("test_softmax", points=100),
      "test cell test_softmax had its points changed from 12 to 100"),
-    (_set_meta("written_3", points=0), "answer cell written_3 had its points changed from 1 to 0"),
+    (_set_meta("written_3", points=1), "answer cell written_3 had its points changed from 0 to 1"),
     (_rename("answer_attention", "answer_attention_2"), "answer cell answer_attention is missing"),
     (_rename("answer_attention", "answer_attention_2"),
      "unexpected answer cell answer_attention_2 (renamed or added?)"),
