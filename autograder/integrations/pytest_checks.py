@@ -18,18 +18,33 @@ from autograder.grader.diagnosis import namer
 from autograder.grader.grading import ordered_checks, seeded
 from autograder.sandbox import IsolatedStudent
 from autograder.selfcheck.notebook import graded_cells
+from autograder.selfcheck.notebook_file import one_line
 from autograder.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
 
 CHECKS = ordered_checks()
 
 
-@pytest.fixture(scope="module")
-def student():
+def submission_cells():
+    """The submission's graded cells, read while pytest collects this file: a missing or
+    unreadable MHAKIT_SUBMISSION is one error that says why, not one per check."""
     path = os.environ.get("MHAKIT_SUBMISSION")
     if not path:
-        pytest.fail("set MHAKIT_SUBMISSION to the notebook to check")
-    exercise = current()
-    with IsolatedStudent(graded_cells(path, exercise.kit_sources), exercise.reference) as handle:
+        pytest.fail("set MHAKIT_SUBMISSION to the notebook to check", pytrace=False)
+    try:
+        return graded_cells(path, current().kit_sources)
+    except (OSError, ValueError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else error
+    # Outside the except: pytest would print the reading error's chain above the reason.
+    pytest.fail(f"MHAKIT_SUBMISSION={path} cannot be checked: {one_line(str(why))}",
+                pytrace=False)
+
+
+CELLS = submission_cells()
+
+
+@pytest.fixture(scope="module")
+def student():
+    with IsolatedStudent(CELLS, current().reference) as handle:
         yield handle
 
 
