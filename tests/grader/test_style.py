@@ -208,3 +208,28 @@ def test_a_loop_over_heads_costs_nothing_and_gets_a_note(reference_answers, lang
 
 def test_the_reference_gets_no_style_note(reference_answers):
     assert grade_answers(reference_answers, seed=17)["extra_data"]["style"] == {}
+
+
+def test_mhakit_grade_notes_the_loop_over_heads_and_not_the_while_on_axes(reference_answers,
+                                                                           tmp_path):
+    import json
+
+    import nbformat
+
+    from autograder.authoring.sample_class import edited, fill
+    from tests.attacks.corpus import RELEASE
+    from tests.integrations.test_cli import mhakit
+
+    axes_loop = edited(EXERCISE, "attention", "mask = np.asarray(mask, dtype=bool)\n",
+                       "mask = np.asarray(mask, dtype=bool)\n"
+                       "        while mask.ndim < 2:\n"
+                       "            mask = mask[None]\n")
+    answers = dict(reference_answers, answer_attention=axes_loop,
+                   answer_split_heads=LOOPING_SPLIT)
+    notebook = tmp_path / "mha.ipynb"
+    nbformat.write(fill(nbformat.read(str(RELEASE), as_version=4), answers), str(notebook))
+    done = mhakit("grade", str(notebook), "--seed", "5", "--language", "en")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["score"] == 100  # the while loop is right, and no note costs anything
+    assert list(result["extra_data"]["style"]) == ["split_heads"]

@@ -316,6 +316,10 @@ def test_each_student_gets_a_feedback_file_that_names_the_mistakes(course, tmp_p
     for mistake in ("softmax/no-max-subtraction", "split_heads/reshape-without-transpose"):
         assert hints[mistake].zh in markdown  # the sample notebooks are the Chinese release
     assert "<pre>" in page and "<script" not in page
+    # multi_head_attention earned all its points: its failures cost nothing, and say why
+    section = markdown.split("## multi_head_attention")[1].split("## ")[0]
+    assert "已得满分" in section and "softmax、split_heads" in section
+    assert "\n  ✗ " in section and "\n✗ " not in section
     alice = (out / "alice_correct" / "feedback.md").read_text(encoding="utf-8")
     assert "100 / 100" in alice and "✗" not in alice
 
