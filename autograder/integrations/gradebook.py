@@ -109,7 +109,10 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
     source_folder = Path(submitted_path).parent
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(source_folder, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    # Other notebooks (a student's mha-Copy1.ipynb) stay behind, as nbgrader leaves
+    # them: generate_feedback would fail on a notebook the gradebook does not know.
+    shutil.copytree(source_folder, target,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
     release = Path(course) / "source" / assignment  # nbgrader puts the course's own files back
     if release.is_dir():
         shutil.copytree(release, target, dirs_exist_ok=True,
@@ -120,7 +123,9 @@ def write_autograded(course, assignment, student, submitted_path, stored_cells, 
         if not isinstance(submitted, dict) or not isinstance(submitted.get("cells"), list):
             raise ValueError("not a notebook")
     except (OSError, ValueError):
-        return None  # unreadable: the gradebook gets zeros, like a missing notebook
+        # Unreadable: the release's locked cells alone, with the result's outputs, as
+        # nbgrader's door writes it; feedback can then say why.
+        submitted = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     notebook = autograded_notebook(submitted, stored_cells, result)
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(json.dumps(notebook, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -364,12 +369,14 @@ class GradebookRun:
         self.writer.record(entry, folder, grades, comments)
 
     def _flagged(self, entry, reason):
-        """Every grade 0 and waiting for a person; every comment the one-line reason."""
+        """Every grade waiting for a person, the tests' at 0 and the written answers'
+        ungraded (as nbgrader leaves them); every comment the one-line reason."""
         from ..selfcheck.notebook_file import one_line
 
         note = one_line(f"mha-kit: {reason}", 300)
         stored = self.stored[entry]
-        grades = {name: (0, True) for name, cell in stored.items() if cell.get("grade")}
+        grades = {name: (None if cell.get("solution") else 0, True)
+                  for name, cell in stored.items() if cell.get("grade")}
         comments = {name: note for name, cell in stored.items()
                     if cell.get("solution") or cell.get("task")}
         return grades, comments

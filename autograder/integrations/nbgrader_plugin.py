@@ -201,8 +201,10 @@ class IsolatedAutograde(NbGraderPreprocessor):
         resources["mhakit"] = {"review": needs_review(extra)}
         if extra["status"] in ("unreadable", "grading failed"):
             self.log.error("mha-kit could not grade %s: %s", student, extra.get("error"))
-        self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student, result["score"],
-                      extra["max_score"], extra["seed"], ", ".join(extra.get("isolation", [])))
+        else:
+            self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student,
+                          result["score"], extra["max_score"], extra["seed"],
+                          ", ".join(extra.get("isolation", [])))
         for cell in nb.cells:
             part = test_cell_part(grade_id_of(cell))
             if cell.cell_type == "code" and part is not None:

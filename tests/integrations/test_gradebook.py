@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +36,23 @@ def _class_course(course, target):
     import nbformat
     upgraded = nbformat.read(str(old_format / "mha.ipynb"), as_version=4)
     nbformat.write(nbformat.convert(upgraded, 3), str(old_format / "mha.ipynb"), version=3)
+    listed = target / "submitted" / "henry_list_metadata" / "mha"  # nbformat cannot read it
+    shutil.copytree(target / "submitted" / "alice_correct" / "mha", listed)
+    notebook = json.loads((listed / "mha.ipynb").read_text(encoding="utf-8"))
+    notebook["metadata"], notebook["cells"][0]["metadata"] = [], []
+    (listed / "mha.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    broken = target / "submitted" / "ivy_broken_json" / "mha"
+    broken.mkdir(parents=True)
+    (broken / "mha.ipynb").write_text('{"cells": [', encoding="utf-8")
+    copied = target / "submitted" / "judy_keeps_a_copy" / "mha"  # JupyterLab's File > Duplicate
+    shutil.copytree(target / "submitted" / "alice_correct" / "mha", copied)
+    shutil.copy(target / "submitted" / "carol_unimplemented" / "mha" / "mha.ipynb",
+                copied / "mha-Copy1.ipynb")
     return target
+
+
+def _code_points(row):
+    return sum(score or 0 for name, score, _ in row[0] if name.startswith("test_"))
 
 
 def _gradebook_rows(course):
@@ -54,7 +71,12 @@ def _gradebook_rows(course):
 @pytest.mark.slow
 def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp_path):
     by_nbgrader = _class_course(course, tmp_path / "nbgrader")
-    nbgrader(by_nbgrader, "autograde", "mha", "--force", "--IsolatedAutograde.seed=5")
+    done = nbgrader(by_nbgrader, "autograde", "mha", "--force", "--IsolatedAutograde.seed=5")
+    log = done.stdout + done.stderr
+    # nbgrader's OverwriteCells once warned of a changed checksum for every test cell of
+    # every notebook; now only for the one edited test cell.
+    assert log.count("has changed!") == 1 and "test_softmax has changed" in log
+    assert "Traceback" not in log
     by_mhakit = _class_course(course, tmp_path / "mhakit")
     done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade", "submitted",
                            "--out", "results", "--seed", "5", "--quiet", "--gradebook", "."],
@@ -63,8 +85,15 @@ def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp
 
     mine, theirs = _gradebook_rows(by_mhakit), _gradebook_rows(by_nbgrader)
     assert set(mine) == {"alice_correct", "bob_partly_correct", "carol_unimplemented",
-                         "dave_tries_to_cheat", "frank_edits_a_test", "gina_saves_format_3"}
+                         "dave_tries_to_cheat", "frank_edits_a_test", "gina_saves_format_3",
+                         "henry_list_metadata", "ivy_broken_json", "judy_keeps_a_copy"}
     assert mine == theirs  # every grade, every review flag, every comment
+    for student in ("henry_list_metadata", "judy_keeps_a_copy"):  # graded as alice is
+        assert _code_points(mine[student]) == _code_points(mine["alice_correct"]) == 100
+    grades, comments = mine["ivy_broken_json"]  # unreadable: zero, flagged, and why
+    assert grades and all(score in (0, None) and flagged for _, score, flagged in grades)
+    assert comments and all(c[1] == "mha-kit: unreadable: the file is not valid JSON "
+                                    "(JSONDecodeError)" for c in comments)
     grades, comments = mine["frank_edits_a_test"]
     test_softmax = next(g for g in grades if g[0] == "test_softmax")
     assert test_softmax[1] > 0 and test_softmax[2]  # graded anyway, flagged for review
@@ -144,3 +173,84 @@ def test_a_grade_id_that_is_not_text_is_no_grade_id():
                                                                 "tests": []})
     assert notebook["cells"][0]["metadata"] == {}  # not graded, like any unknown cell
     assert notebook["cells"][0]["source"] == "x = 1"
+
+
+def _bilingual_course(course, target):
+    """A course that released both languages: alice submitted mha, bob mha_en, and carol
+    mha first and mha_en later."""
+    import shutil
+
+    from autograder.authoring.sample_class import write_sample_class
+    from tests.mha_exercise import EXERCISE
+
+    shutil.copytree(course, target, ignore=shutil.ignore_patterns(
+        "autograded", "feedback", "submitted", "gradebook.db", "*.csv"))
+    for assignment in ("mha", "mha_en"):
+        nbgrader(target, "generate_assignment", assignment, "--force")
+    english = write_sample_class(EXERCISE, target / "assignments" / "mha_en" / "mha.ipynb",
+                                 target / "english", assignment="mha_en")
+    chinese = course / "submitted"
+    for student, sample, assignment, when in (
+            ("alice", chinese / "alice_correct" / "mha" / "mha.ipynb", "mha", "10:00"),
+            ("bob", english["bob_partly_correct"], "mha_en", "10:00"),
+            ("carol", chinese / "carol_unimplemented" / "mha" / "mha.ipynb", "mha", "09:00"),
+            ("carol", english["alice_correct"], "mha_en", "11:00")):
+        folder = target / "submitted" / student / assignment
+        folder.mkdir(parents=True)
+        shutil.copy(sample, folder / "mha.ipynb")
+        (folder / "timestamp.txt").write_text(f"2026-12-01 {when}:00.000000 UTC")
+    return target
+
+
+def _scores(course, assignment):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        return {submission.student_id: submission.score
+                for submission in gradebook.assignment_submissions(assignment)}
+
+
+@pytest.mark.slow
+def test_one_run_grades_both_languages_each_into_its_own_assignment(course, tmp_path):
+    root = _bilingual_course(course, tmp_path / "course")
+    done = mhakit("submitted", "--out", "results", "--seed", "5", "--quiet", "--gradebook", ".",
+                  cwd=root)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
+    assert _scores(root, "mha") == {"alice": 100}  # carol's earlier mha is not graded
+    english = _scores(root, "mha_en")
+    assert english["carol"] == 100 and 0 < english["bob"] < 100 and set(english) == {
+        "bob", "carol"}
+    carol = read_grades(root / "results")["carol"]
+    assert carol["total"] == "100"
+    assert "submitted 2 times; graded the latest, mha_en/mha.ipynb" in carol["status"]
+    assert (root / "autograded" / "bob" / "mha_en" / "mha.ipynb").exists()
+
+
+@pytest.mark.parametrize("paths", [("submitted/alice/mha", "submitted/carol/mha"),
+                                   ("submitted/alice", "submitted/carol"),
+                                   ("submitted/carol",)])
+def test_gradebook_refuses_folders_it_cannot_map_to_students(course, tmp_path, paths):
+    """A student's folder or an assignment's would make its subfolders students (a
+    student "mha" once appeared in the gradebook, one result overwriting another)."""
+    import hashlib
+
+    root = _bilingual_course(course, tmp_path / "course")
+    before = hashlib.sha256((root / "gradebook.db").read_bytes()).hexdigest()
+    done = mhakit(*paths, "--gradebook", ".", "--quiet", cwd=root)
+    stderr = done.stderr.decode(errors="replace")
+    assert done.returncode == 2 and "submitted/ folder as a whole" in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
+    assert hashlib.sha256((root / "gradebook.db").read_bytes()).hexdigest() == before
+    assert not (root / "autograded").exists()
+    assert not list(root.glob("mhakit-results/*/results.json"))
+
+
+def test_gradebook_without_a_gradebook_says_to_build_first(course, tmp_path):
+    import shutil
+
+    root = tmp_path / "course"
+    shutil.copytree(course, root, ignore=shutil.ignore_patterns("gradebook.db", "autograded"))
+    done = mhakit("submitted", "--gradebook", ".", "--quiet", cwd=root)
+    stderr = done.stderr.decode(errors="replace")
+    assert done.returncode == 2 and "run `mhakit build`" in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1
