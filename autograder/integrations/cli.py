@@ -29,6 +29,14 @@ def _grade(args):
         print(f"mhakit grade: give either one notebook or folders, not {files[0]} "
               "among several", file=sys.stderr)
         return 2
+    if args.gradebook is not None:  # before anything is graded or written
+        from .gradebook import check_submitted_folder
+        try:
+            for path in paths:
+                check_submitted_folder(path, args.gradebook)
+        except ValueError as error:
+            print(f"mhakit grade: {error}", file=sys.stderr)
+            return 2
     # Before grading: a class graded for an hour must not fail at its first write.
     unwritable = unwritable_folder(args.out)
     if unwritable:
