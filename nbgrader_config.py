@@ -43,12 +43,13 @@ c.Autograde.sanitize_preprocessors = [
 # The kit's bounded notebook reader, which `mhakit grade` uses too: a file that is no
 # notebook is graded 0 and flagged with the reason, instead of failing with a traceback.
 c.Autograde.exporter_class = "autograder.integrations.nbgrader_plugin.BoundedNotebookReader"
-# Refuse, in one line and before the first submission, to autograde where nothing can hide
-# the course from student code (README: "Where you grade"). allow_unconfined=True grades
-# there anyway, and flags every grade for review.
-from autograder.integrations.nbgrader_plugin import confinement_gate  # noqa: E402
+# Refuse, in one line and before the first submission, to autograde an assignment that the
+# gradebook lacks (run `mhakit build` first), or where nothing can hide the course from
+# student code (README: "Where you grade"). allow_unconfined=True grades there anyway, and
+# flags every grade for review.
+from autograder.integrations.nbgrader_plugin import autograde_gate  # noqa: E402
 
-c.Autograde.pre_convert_hook = confinement_gate(allow_unconfined=False)
+c.Autograde.pre_convert_hook = autograde_gate(allow_unconfined=False)
 c.Autograde.autograde_preprocessors = [
     "autograder.integrations.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",

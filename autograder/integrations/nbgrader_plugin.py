@@ -9,6 +9,7 @@ points, zero as an error. See ``nbgrader.utils.determine_grade``.
 """
 
 import copy
+from pathlib import Path
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
@@ -162,17 +163,41 @@ class RestoreLockedCells(OverwriteCells):
         return released.source == cell.source
 
 
-def confinement_gate(allow_unconfined=False):
+def autograde_gate(allow_unconfined=False):
     """For ``c.Autograde.pre_convert_hook``: before the first submission is touched, refuse
-    to autograde where nothing can hide the course from student code, in one line. nbgrader
-    logs and ignores a hook's exceptions, so the refusal is a SystemExit."""
-    def refuse_unconfined(**_submission):
+    in one line what would fail every student (a gradebook without the assignment, as in a
+    fresh clone before ``mhakit build``), and refuse to autograde where nothing can hide
+    the course from student code. nbgrader logs and ignores a hook's exceptions, so a
+    refusal is a SystemExit."""
+    def refuse(assignment=None, **_submission):
         from ..sandbox.confinement import refusal
 
+        missing = _missing_from_gradebook(assignment)
+        if missing:
+            raise SystemExit(f"mha-kit: {missing}")
         refused = refusal(allow_unconfined)
         if refused:
             raise SystemExit(f"mha-kit: {refused}")
-    return refuse_unconfined
+    return refuse
+
+
+def _missing_from_gradebook(assignment):
+    """Why nbgrader's autograde would fail every student of ``assignment``, or None."""
+    from nbgrader.apps import AutogradeApp
+
+    if assignment is None or not AutogradeApp.initialized():
+        return None
+    build_first = "run `mhakit build` in the course folder first (it registers the assignments)"
+    db_url = AutogradeApp.instance().coursedir.db_url
+    sqlite_file = db_url.removeprefix("sqlite:///") if db_url.startswith("sqlite:///") else None
+    if sqlite_file and not Path(sqlite_file).is_file():  # opening it would make an empty one
+        return f"there is no gradebook ({sqlite_file}): {build_first}"
+    with Gradebook(db_url) as gradebook:
+        try:
+            gradebook.find_assignment(assignment)
+        except MissingEntry:
+            return f"the gradebook has no assignment {assignment}: {build_first}"
+    return None
 
 
 class IsolatedAutograde(NbGraderPreprocessor):

@@ -160,7 +160,7 @@ def unconfined_course(course, tmp_path):
         shutil.copytree(course / name, root / name)
     shutil.copy(course / "gradebook.db", root / "gradebook.db")
     config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
-    assert "confinement_gate(allow_unconfined=False)" in config
+    assert "autograde_gate(allow_unconfined=False)" in config
     (root / "nbgrader_config.py").write_text(
         config.replace("allow_unconfined=False", "allow_unconfined=True"), encoding="utf-8")
     target = root / "submitted" / "honest" / "mha" / "mha.ipynb"
@@ -200,3 +200,32 @@ def test_an_unconfined_grade_is_flagged_in_nbgraders_gradebook(course, tmp_path)
     done = subprocess.run(nbgrader + ["autograde", "mha", "--force"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode != 0 and done.stderr.count("refusing to grade") == 1, done.stderr
+
+
+def test_autograde_without_the_assignment_in_the_gradebook_says_to_build_first(course, tmp_path):
+    """A fresh clone has the release but no gradebook.db: nbgrader once printed a
+    30-line traceback per student."""
+    root = tmp_path / "course"
+    for name in ("source", "assignments"):
+        shutil.copytree(course / name, root / name)
+    shutil.copytree(course / "submitted", root / "submitted",
+                    ignore=shutil.ignore_patterns("mha_en"))  # other tests add some
+    shutil.copy(course / "nbgrader_config.py", root / "nbgrader_config.py")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha"], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output and output.count("run `mhakit build`") == 1, output
+    assert "mha-kit: there is no gradebook (" in output
+    shutil.copy(course / "gradebook.db", root / "gradebook.db")  # a gradebook without mha_en
+    removed = subprocess.run([sys.executable, "-m", "nbgrader", "db", "assignment", "remove",
+                              "mha_en", "--force"], cwd=root, capture_output=True, text=True,
+                             timeout=600)
+    assert removed.returncode == 0, removed.stderr
+    alice = root / "submitted" / "alice_correct"
+    (alice / "mha").rename(alice / "mha_en")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha_en"], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in output
+    assert "mha-kit: the gradebook has no assignment mha_en: run `mhakit build`" in output
