@@ -48,3 +48,32 @@ def normal_source(source):
     """A source compared loosely: blank lines and trailing spaces do not count."""
     return "\n".join(line.rstrip() for line in source_text(source).splitlines()
                      if line.strip())
+
+
+def in_nbformat_shape(notebook):
+    """A copy of ``notebook`` in the shape nbformat's readers and nbgrader expect,
+    whatever the student saved: object metadata, cells that are objects with object
+    metadata and text sources, code cells with a list of outputs. Only shapes change, so
+    what is graded reads the same as in the file."""
+    shaped = dict(notebook)
+    shaped["metadata"] = notebook.get("metadata") if isinstance(notebook.get("metadata"),
+                                                                dict) else {}
+    shaped.setdefault("nbformat", 4)
+    shaped.setdefault("nbformat_minor", 5)
+    cells = notebook.get("cells") if isinstance(notebook.get("cells"), list) else []
+    shaped["cells"] = [_cell_in_shape(cell) for cell in cells if isinstance(cell, dict)]
+    return shaped
+
+
+def _cell_in_shape(cell):
+    cell = dict(cell)
+    if not isinstance(cell.get("metadata"), dict):
+        cell["metadata"] = {}
+    cell["source"] = source_text(cell.get("source", ""))
+    if cell.get("cell_type") not in ("code", "markdown", "raw"):
+        cell["cell_type"] = "raw"
+    if cell["cell_type"] == "code":
+        if not isinstance(cell.get("outputs"), list):
+            cell["outputs"] = []
+        cell.setdefault("execution_count", None)
+    return cell
