@@ -42,11 +42,14 @@ RESERVED = {"grades.csv", "report.md", "checks.csv", "mistakes.csv", "scores.png
 class Submissions:
     """What a folder of submissions holds. ``paths``: {student: the notebook to grade};
     ``problems``: {student: why none is graded}; ``notes``: {student: [one-line notes]};
-    ``folders``: {student: the folder's own name, when the student is shown otherwise}."""
+    ``folders``: {student: the folder's own name, when the student is shown otherwise};
+    ``earlier``: {student: earlier submissions of the exercise, such as the other
+    language's, which only the gradebook receives}."""
     paths: dict = field(default_factory=dict)
     problems: dict = field(default_factory=dict)
     notes: dict = field(default_factory=dict)
     folders: dict = field(default_factory=dict)
+    earlier: dict = field(default_factory=dict)
 
     def __len__(self):
         return len(self.paths) + len(self.problems)
@@ -94,25 +97,35 @@ def discover(folder):
             notes.append(f"the folder name is not UTF-8 text; shown as {student}")
         elif student != folder_name:
             notes.append(f"the folder {folder_name} is shown as {student}")
-        candidates = [path for path in paths if _place(folder, path) in class_places]
-        chosen = paths[0] if len(paths) == 1 else max(candidates, key=_submitted_at,
-                                                      default=None)
-        names = ", ".join(shown_name(str(path.relative_to(folder))) for path in paths
-                          if path != chosen)
+        chosen, earlier, others = _choose(folder, paths, class_places)
+        names = ", ".join(shown_name(str(path.relative_to(folder))) for path in others)
         if chosen is None:
             found_notebooks.problems[student] = (
                 f"{len(paths)} notebooks and none of them is {shown_name(common or '?')}: "
                 f"{names}")
         else:
             found_notebooks.paths[student] = chosen
-            if len(candidates) > 1:
-                notes.append(f"submitted {len(candidates)} times; graded the latest, "
+            if earlier:
+                found_notebooks.earlier[student] = earlier
+                notes.append(f"submitted {len(earlier) + 1} times; graded the latest, "
                              f"{shown_name(_place(folder, chosen))}")
             if names:
                 notes.append(f"not graded, also in the folder: {names}")
         if notes:
             found_notebooks.notes[student] = notes
     return found_notebooks
+
+
+def _choose(folder, paths, class_places):
+    """(the notebook to grade or None, the student's earlier submissions of the
+    exercise, the other notebooks): of several at the class's places, the latest."""
+    if len(paths) == 1:
+        return paths[0], [], []
+    candidates = sorted((path for path in paths if _place(folder, path) in class_places),
+                        key=_submitted_at)
+    if not candidates:
+        return None, [], paths
+    return candidates[-1], candidates[:-1], [p for p in paths if p not in candidates]
 
 
 def _place(folder, path):
@@ -208,7 +221,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     book = None
     if gradebook is not None:
         from .gradebook import GradebookRun
-        book = GradebookRun(gradebook, submissions)
+        book = GradebookRun(gradebook, submissions,
+                            [path for paths in found.earlier.values() for path in paths])
     notes = {student: list(found.notes.get(student, []))
              for student in set(submissions) | set(found.problems)}
     for student, reason in (book.excluded.items() if book else ()):
@@ -244,6 +258,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                 write_atomically(out / student / "results.json",
                                  json.dumps(results[student], indent=1))
                 write_feedback(out / student, student, results[student])
+        if book is not None:
+            _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, language)
         if book is not None:  # kept results may predate the gradebook's last change
             for student in sorted(set(results) - set(todo)):
                 if student in submissions and student not in book.excluded:
@@ -254,6 +270,16 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     write_grades_csv(out / "grades.csv", results)
     write_report(results, out)
     return dict(sorted(results.items()))
+
+
+def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
+    """A student's earlier submissions of the exercise (the other language's), graded into
+    their own assignments' entries, so that the gradebook holds every submission; the
+    results and grades.csv keep the latest alone, which is what counts."""
+    todo = {f"{student} ({path.parent.name})": path for student, paths in earlier.items()
+            for path in paths if book.holds(path)}
+    for key, result, cells in graded(todo, seed, jobs, dask, book, language):
+        book.record(key, todo[key], result, cells)
 
 
 def failure(status, reason, seed=None):

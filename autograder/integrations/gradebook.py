@@ -304,37 +304,48 @@ class GradebookRun:
     gradebook, each submission into its own assignment's entry (a course may release
     one exercise as several assignments, one per language)."""
 
-    def __init__(self, course, submissions):
+    def __init__(self, course, submissions, earlier=()):
+        """``submissions``: {student: notebook}; ``earlier``: other notebooks that go to
+        the gradebook alone (a student's submission in the other language)."""
         from nbgrader.api import MissingEntry
 
         self.course = Path(course)
         if not (self.course / "gradebook.db").exists():
             raise ValueError(f"{self.course} has no gradebook.db: run `mhakit build` in the "
                              "course folder first (it registers the assignments)")
-        submitted = (self.course / "submitted").resolve()
-        self.entry_of = {student: (p.parent.name, p.stem) for student, p in submissions.items()
-                         if p.resolve().parent.parent.parent == submitted}
-        if not self.entry_of:
+        self.submitted = (self.course / "submitted").resolve()
+        entries = {self._entry(p) for p in (*submissions.values(), *earlier)} - {None}
+        if not entries:
             example = next(iter(submissions.values()), "nothing")
             raise ValueError(f"--gradebook needs nbgrader's layout {self.course}/submitted/"
                              f"<student>/<assignment>/<notebook>.ipynb, not {example}")
         self.stored = {}
-        for entry in sorted(set(self.entry_of.values())):
+        for entry in sorted(entries):
             try:
                 self.stored[entry] = release_cells(self.course, *entry)
             except MissingEntry:
                 pass  # its students are excluded below, with the reason
         if not self.stored:
-            names = ", ".join(sorted({assignment for assignment, _ in self.entry_of.values()}))
+            names = ", ".join(sorted({assignment for assignment, _ in entries}))
             raise ValueError(f"the gradebook has no assignment {names} with these notebooks: "
                              "run `mhakit build` (or `nbgrader generate_assignment`) first")
         self.excluded = {student: reason for student, p in submissions.items()
-                         if (reason := self._exclusion(student, p))}
+                         if (reason := self._exclusion(p))}
         self.writer = GradebookWriter(self.course, self.stored)
 
-    def _exclusion(self, student, path):
-        """Why this student's notebook stays out of the gradebook, or None."""
-        entry = self.entry_of.get(student)
+    def _entry(self, path):
+        """(assignment, notebook) of a notebook at submitted/<student>/<assignment>/, or None."""
+        path = Path(path)
+        return ((path.parent.name, path.stem)
+                if path.resolve().parent.parent.parent == self.submitted else None)
+
+    def holds(self, path):
+        """Whether this notebook can go into the gradebook."""
+        return self._exclusion(path) is None
+
+    def _exclusion(self, path):
+        """Why this notebook stays out of the gradebook, or None."""
+        entry = self._entry(path)
         if entry is None:
             return ("not in the gradebook: its notebook is not at "
                     "submitted/<student>/<assignment>/<notebook>.ipynb")
@@ -348,12 +359,12 @@ class GradebookRun:
 
     def job(self, student, path, seed, language=None):
         """The worker's job; the gradebook's student is the folder's own name."""
-        entry = self.entry_of[student]
+        entry = self._entry(path)
         return (grade_into_autograded, path, seed, self.course, entry[0],
                 Path(path).parent.parent.name, self.stored[entry], language)
 
     def record(self, student, path, result, graded_cells=None):
-        entry, folder = self.entry_of[student], Path(path).parent.parent.name
+        entry, folder = self._entry(path), Path(path).parent.parent.name
         try:
             if graded_cells is None:  # graded elsewhere (Dask), or kept from an earlier run
                 graded_cells = _graded_cells(write_autograded(
