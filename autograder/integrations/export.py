@@ -43,11 +43,11 @@ class ExerciseExport(ExportPlugin):
     """One row per student for the exercise, out of its total, written answers apart."""
 
     def export(self, gradebook):
-        destination = self.to or "grades.csv"
+        destination, exercise = self.to or "grades.csv", current()
         try:
-            rows = exercise_rows(gradebook, current(), listed(self.assignment),
+            rows = exercise_rows(gradebook, exercise, listed(self.assignment),
                                  listed(self.student))
-            self.log.info("Exporting %s grades of %d students to %s", current().name,
+            self.log.info("Exporting %s grades of %d students to %s", exercise.name,
                           len(rows), destination)
             write_rows(destination, rows)
         except ExportRefused as refused:
