@@ -236,7 +236,7 @@ def part_summary(result, part):
     free = [t for t in tests if not t["max_score"] and t["status"] == FAILED]
     lines = [_outcome(test, result) for test in tests if test not in free]
     if free:
-        lines.append(_free_heading(result, part))
+        lines.append(free_checks_heading(result, part))
         lines += ["  " + _outcome(test, result) for test in free]
     note = result["extra_data"].get("style", {}).get(part)
     if lines and note:
@@ -267,7 +267,7 @@ FREE = {  # (Chinese, English)
 }
 
 
-def _free_heading(result, part):
+def free_checks_heading(result, part):
     """Why the 0-point checks of ``part`` that failed cost nothing, naming the functions
     before it that lost points: the checks of a part run only what the notebook taught
     up to it, so the mistake that fails them is in one of those or in ``part`` itself."""

@@ -21,7 +21,8 @@ import zipfile
 from pathlib import Path
 
 from ..exercise import content_files, current
-from ..grader.grading import grade_notebook, title_of, unreadable
+from ..grader.grading import free_checks_heading, grade_notebook, title_of, unreadable
+from ..selfcheck.runner import FAILED
 from ..selfcheck.notebook_file import one_line
 from ..sandbox.confinement import refusal
 
@@ -179,6 +180,10 @@ def for_gradescope(result):
     Gradescope shows each test's name to the student, so it is in the notebook's language."""
     tests = [dict({key: test[key] for key in TEST_KEYS if key in test},
                   name=title_of(test, result)) for test in result["tests"]]
+    for shown, test in zip(tests, result["tests"]):
+        if not test["max_score"] and test["status"] == FAILED:  # says why it costs nothing
+            part = test["name"].split(":", 1)[0]
+            shown["output"] = free_checks_heading(result, part) + "\n" + test["output"]
     shaped = {"score": result["score"], "tests": tests, "extra_data": result["extra_data"],
               "visibility": "after_published", "stdout_visibility": "hidden"}
     if "output" in result:

@@ -442,3 +442,21 @@ def test_where_nothing_hides_the_course_results_json_says_refused(machine):
     # Accepting the risk grades, and says so.
     assert accepted["score"] == 100 and accepted["extra_data"]["confinement"] == "plain"
     assert "unconfined" in accepted["extra_data"]["status"]
+
+
+def test_a_check_that_costs_nothing_says_why_on_gradescope(course):
+    """Gradescope shows each test apart: a failed 0-point check there once read like
+    one that cost points."""
+    from autograder.grader.grading import grade_notebook
+    from autograder.integrations.gradescope import for_gradescope
+
+    result = grade_notebook(course / "submitted" / "bob_partly_correct" / "mha" / "mha.ipynb",
+                            seed=3)
+    shown = {test["name"]: test for test in for_gradescope(result)["tests"]}
+    failed = [(test, shown[title]) for test, title in zip(
+        result["tests"], shown) if test["status"] == "failed"]
+    free = [gradescope for test, gradescope in failed if not test["max_score"]]
+    costly = [gradescope for test, gradescope in failed if test["max_score"]]
+    assert free and costly
+    assert all(test["output"].startswith("不扣分，只作反馈") for test in free)
+    assert not any("不扣分" in test["output"] for test in costly)
