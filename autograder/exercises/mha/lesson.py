@@ -328,12 +328,12 @@ QUIZ_INTRO = Text("about_quiz", """\
 ## 检验一下
 
 选择题在代码单元里作答，比如 `quiz_1 = "B"`；数字题填数字。每道选择题下面可以再用一两句话写出理由，
-这部分由老师手工批改，分数另算。""", """\
+这部分选做，不占 100 分，由老师手工批改，可以得到加分。""", """\
 ## Review
 
 Answer the multiple-choice questions in the code cells, as in `quiz_1 = "B"`; the numeric ones
 with numbers. Under each multiple-choice question you may explain your choice in a sentence or two;
-your teacher grades those by hand, and their points are counted separately.""")
+they are optional and outside the 100 points, and your teacher reads them and may give extra credit.""")
 
 QUESTIONS = [
     Choice("quiz_1", "「借」只用一组 Q、K、V，同时关注小明、书和小红，会出什么问题？",
