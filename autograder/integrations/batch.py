@@ -260,7 +260,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                 write_feedback(out / student, student, results[student])
         if book is not None:
             _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, language)
-        if book is not None:  # kept results may predate the gradebook's last change
+            # Kept results may predate the gradebook's last change.
             for student in sorted(set(results) - set(todo)):
                 if student in submissions and student not in book.excluded:
                     book.record(student, submissions[student], results[student])
