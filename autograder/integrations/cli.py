@@ -12,37 +12,37 @@ from ..selfcheck.wording import LANGUAGES
 
 def _grade(args):
     paths = [Path(p) for p in args.paths]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        print(f"mhakit grade: no such file or folder: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    from ..sandbox.confinement import refusal
-
-    refused = refusal(args.allow_unconfined)
-    if refused:
-        print(f"mhakit grade: {refused}", file=sys.stderr)
+    problem = _problem_before_grading(paths, args)
+    if problem:
+        print(f"mhakit grade: {problem}", file=sys.stderr)
         return 2
     if len(paths) == 1 and paths[0].is_file():
         return _grade_one(paths[0], args)
+    return _grade_folders(paths, args)
+
+
+def _problem_before_grading(paths, args):
+    """Why nothing may be graded, in one line, or None. Checked before any work: a class
+    graded for an hour must not fail at its first write."""
+    from ..sandbox.confinement import refusal
+
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        return f"no such file or folder: {', '.join(missing)}"
+    refused = refusal(args.allow_unconfined)
+    if refused or (len(paths) == 1 and paths[0].is_file()):
+        return refused
     files = [str(path) for path in paths if path.is_file()]
     if files:
-        print(f"mhakit grade: give either one notebook or folders, not {files[0]} "
-              "among several", file=sys.stderr)
-        return 2
-    if args.gradebook is not None:  # before anything is graded or written
+        return f"give either one notebook or folders, not {files[0]} among several"
+    if args.gradebook is not None:
         from .gradebook import check_submitted_folder
         try:
             for path in paths:
                 check_submitted_folder(path, args.gradebook)
         except ValueError as error:
-            print(f"mhakit grade: {error}", file=sys.stderr)
-            return 2
-    # Before grading: a class graded for an hour must not fail at its first write.
-    unwritable = unwritable_folder(args.out)
-    if unwritable:
-        print(f"mhakit grade: {unwritable}", file=sys.stderr)
-        return 2
-    return _grade_folders(paths, args)
+            return str(error)
+    return unwritable_folder(args.out)
 
 
 def _grade_one(path, args):
