@@ -94,8 +94,8 @@ def counted_assignments(gradebook, exercise, chosen):
                 if name in known and (not chosen or name in chosen)}
     if not variants:
         wanted = ", ".join(chosen) if chosen else names
-        raise ExportRefused(f"the gradebook holds no assignment {wanted}: run `nbgrader "
-                            f"generate_assignment {exercise.default_assignment}` first")
+        raise ExportRefused(f"the gradebook holds no assignment {wanted}: run `mhakit "
+                            f"build` in the course folder first")
     for name, assignment in variants.items():
         if assignment.max_code_score != exercise.total:
             raise ExportRefused(

@@ -176,8 +176,8 @@ def test_a_course_without_the_exercise_is_one_line_and_exit_2(tmp_path):
     done = export(tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
-        "mha-kit export: the gradebook holds no assignment mha, mha_en: run `nbgrader "
-        "generate_assignment mha` first")
+        "mha-kit export: the gradebook holds no assignment mha, mha_en: run `mhakit build` "
+        "in the course folder first")
     assert "Traceback" not in done.stderr and not (tmp_path / "grades.csv").exists()
 
 
