@@ -109,12 +109,22 @@ def test_nbgrader_autograde_scores_each_attack_as_described(corpus_course):
 
 
 @pytest.mark.slow
-def test_unreadable_submissions_are_reported_not_silently_zero(corpus_course):
+def test_unreadable_submissions_are_flagged_with_the_reason_not_silently_zero(corpus_course):
+    """nbgrader's door reads with the kit's bounded reader: a file that is no notebook is
+    0, flagged for a person in formgrader with the reason, and named in the log."""
+    from nbgrader.api import Gradebook
+
     log = corpus_course["autograde"].stdout + corpus_course["autograde"].stderr
-    for attack in corpus_course["attacks"]:
-        if attack.unreadable:
-            assert (f"There was an error processing assignment 'mha' for student "
-                    f"'{attack.name}'") in log
+    unreadable = [attack for attack in corpus_course["attacks"] if attack.unreadable]
+    assert unreadable
+    with Gradebook(f"sqlite:///{corpus_course['root'] / 'gradebook.db'}") as gradebook:
+        for attack in unreadable:
+            assert f"mha-kit could not grade {attack.name}: " in log
+            submission = gradebook.find_submission("mha", attack.name)
+            grades = [g for nb in submission.notebooks for g in nb.grades]
+            assert grades and all(g.needs_manual_grade and not g.auto_score for g in grades)
+            comments = [c.auto_comment or "" for nb in submission.notebooks for c in nb.comments]
+            assert comments and all(c.startswith("mha-kit: unreadable: ") for c in comments)
 
 
 @pytest.mark.slow
@@ -149,9 +159,12 @@ def test_feedback_shows_no_hidden_test_and_no_input(corpus_course):
     assert done.returncode == 0, done.stderr[-2000:]
     pages = list((corpus_course["root"] / "feedback").rglob("*.html"))
     readable = {a.name for a in corpus_course["attacks"] if not a.unreadable}
-    assert {page.relative_to(corpus_course["root"] / "feedback").parts[0]
-            for page in pages} == readable
+    student_of = {page: page.relative_to(corpus_course["root"] / "feedback").parts[0]
+                  for page in pages}
+    # Everyone gets feedback; an unreadable notebook's says why it could not be graded.
+    assert set(student_of.values()) == {a.name for a in corpus_course["attacks"]}
     for page in pages:
         html = page.read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in html and "isolated process" not in html
-        assert "随机输入上与参考答案一致" in html  # each check's outcome, in the release's language
+        if student_of[page] in readable:  # each check's outcome, in the release's language
+            assert "随机输入上与参考答案一致" in html
