@@ -59,12 +59,20 @@ def test_cell_source(part):
 def quiz_answer_source(exercise, question):
     """The stub line stays in the release; the key goes between the solution markers."""
     key = exercise.quiz.KEY[question.variable]
-    stub = ('"A"、"B"、"C" 或 "D" / "A", "B", "C" or "D"' if isinstance(question, lesson.Choice)
-            else "填数字 / a number")
-    return (f"{question.variable} = None  # {stub}\n"
+    return (f"{question.variable} = None  # {answer_hint(question, key)}\n"
             "### BEGIN SOLUTION\n"
             f"{question.variable} = {key!r}\n"
             "### END SOLUTION")
+
+
+def answer_hint(question, key):
+    """What the answer line asks for, told by the key's kind: a letter, a number, or as
+    many numbers as the key holds, in a tuple."""
+    if isinstance(question, lesson.Choice):
+        return '"A"、"B"、"C" 或 "D" / "A", "B", "C" or "D"'
+    if isinstance(key, tuple):
+        return f"{len(key)} 个数的元组 / a tuple of {len(key)} numbers"
+    return "填一个数 / a number"
 
 
 def _question_text(question, lang):

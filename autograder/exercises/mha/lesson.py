@@ -66,7 +66,7 @@ TASK_DOT = Text("task_dot_product", """\
 **任务：`dot_product(u, v)`**
 
 - 输入：`u`、`v` 形状都是 `(..., d)`，前面可以有任意多个批次维度。
-- 输出：形状 `(...)`，沿最后一维求和的 `u * v`。整数向量得到整数。
+- 输出：形状 `(...)`，`u * v` 沿最后一维加起来的和。整数向量得到整数。
 - 例子：`dot_product(np.array([1, 2, 3]), np.array([4, 5, 6]))` 返回 `32`。
 - 提示：`u * v` 逐个相乘，再用 `np.sum(..., axis=-1)`。""", """\
 **Task: `dot_product(u, v)`**
@@ -176,19 +176,22 @@ MULTI = Text("about_multi_head", """\
 ## 3. 多头注意力
 
 办法是同时用好几组 Q、K、V，每组叫一个**头**，有自己的矩阵，独立做一遍上面的四步。
-实现上，一个 `d_model` 宽的 Q 被**拆分**成 `num_heads` 段，每段 `d_k = d_model / num_heads` 宽，一段给一个头；
+实现上，一个 `d_model` 宽的 Q 被**拆分**成 `num_heads` 段，每段 `d_k = d_model / num_heads` 宽，一段给一个头。
+这等于把 W_q 的列按顺序切成 `num_heads` 块：头 1 用最左边的 `d_k` 列，头 2 用接下来的 `d_k` 列，依此类推；
 各头算完以后按顺序**拼接**（头 1 在最前面），再乘**输出矩阵** W_o。W_o 有两个作用：把拼接出来的长串变回
-`d_model` 的宽度，并让各个头的信息互相配合。原论文的图里，「借」的 512 个数交给 8 个头，每个头 64 个数；
-我们的例子小一些：15 个数，3 个头，每个头 5 个数。""", """\
+`d_model` 的宽度，并让各个头的信息互相配合。原论文里每个词有 512 个数，分给 8 个头，每个头 64 个数；
+文章的图只画了三个头。我们的例子小一些：15 个数，3 个头，每个头 5 个数。""", """\
 ## 3. Multi-head attention
 
 The fix is to run several sets of Q, K, V at once. Each set is a **head** with its own matrices,
 and each runs the four steps on its own. In code, a Q of width `d_model` is **split** into
-`num_heads` slices of width `d_k = d_model / num_heads`, one per head; after attention, the heads'
+`num_heads` slices of width `d_k = d_model / num_heads`, one per head. That is the same as cutting
+W_q's columns into `num_heads` blocks in order: head 1 uses the leftmost `d_k` columns, head 2 the
+next `d_k`, and so on. After attention, the heads'
 results are **concatenated** in order (head 1 first) and multiplied by the **output matrix** W_o.
 W_o does two jobs: it brings the long concatenation back to width `d_model`, and it lets the heads'
-findings combine. In the paper, 借's 512 numbers go to 8 heads of 64; our example is smaller:
-15 numbers, 3 heads of 5.""")
+findings combine. In the paper, each word's 512 numbers go to 8 heads of 64; the article's figure draws three
+heads. Our example is smaller: 15 numbers, 3 heads of 5.""")
 
 TASK_SPLIT = Text("task_split_heads", """\
 **任务：`split_heads(X, num_heads)`**
@@ -257,7 +260,7 @@ TASK_MHA = Text("task_multi_head_attention", """\
 THREE_HEADS = Text("about_three_heads", """\
 ### 三个头，各看一件事
 
-还是那句话，这次用三个头。为了好懂，我们手工让头 1 找「谁借出」（排在最前面的词）、头 2 找「借什么」
+还是同一个句子，这次用三个头。为了好懂，我们手工让头 1 找「谁借出」（排在最前面的词）、头 2 找「借什么」
 （「把」后面的词）、头 3 找「借给谁」（最后一个词）。**真实模型里没有人这样分配**，下一节会讲。""", """\
 ### Three heads, one job each
 
@@ -284,7 +287,7 @@ LEARNED = Text("about_what_heads_learn", """\
 
 同一年，Voita 等人发现很多头是多余的：一个翻译模型编码器的 48 个头，去掉 38 个，翻译质量只降了一点点。
 干重活的是少数几个分工明确的头。下面的小实验有 6 个头：头 4、头 5 几乎是头 1、头 2 的复制品，
-输出矩阵只很少地用到它们；头 3 是唯一找「借给谁」的头。""", """\
+输出矩阵几乎不用它们；头 3 是唯一找「借给谁」的头。""", """\
 ## 4. What the heads learn
 
 We set the roles above by hand. In a real model, every head's matrices start out random and
@@ -327,12 +330,12 @@ DEMO_COST = Demo("demo_cost", "show.cost(d_model=512, heads=8);")
 QUIZ_INTRO = Text("about_quiz", """\
 ## 检验一下
 
-选择题在代码单元里作答，比如 `quiz_1 = "B"`；数字题填数字。每道选择题下面可以再用一两句话写出理由，
+选择题在代码单元里作答，比如 `quiz_1 = "B"`；数字题填数，题目要两个数时写成元组。每道选择题下面可以再用一两句话写出理由，
 这部分选做，不占 100 分，由老师手工批改，可以得到加分。""", """\
 ## Review
 
 Answer the multiple-choice questions in the code cells, as in `quiz_1 = "B"`; the numeric ones
-with numbers. Under each multiple-choice question you may explain your choice in a sentence or two;
+with a number, or a tuple where the question asks for two. Under each multiple-choice question you may explain your choice in a sentence or two;
 they are optional and outside the 100 points, and your teacher reads them and may give extra credit.""")
 
 QUESTIONS = [

@@ -129,3 +129,25 @@ def test_with_a_chinese_font_the_figures_speak_chinese_without_missing_glyphs():
     assert warnings == [] and has_chinese(labels)
     _, english, english_warnings = render_plots("en", no_cjk=False)
     assert english_warnings == [] and "who lends" in " ".join(english)
+
+
+def test_the_three_head_figure_is_the_articles_and_the_eight_heads_the_papers():
+    multi = next(item for item in PROSE if item.id == "about_multi_head")
+    assert "文章的图只画了三个头" in multi.zh and "原论文的图" not in multi.zh
+    assert "the article's figure draws three" in multi.en
+    assert "8 个头" in multi.zh and "8 heads of 64" in multi.en  # the paper's, said so
+
+
+def test_each_numeric_answer_line_asks_for_what_its_key_is():
+    """quiz_5's answer is a pair; its line once said "a number"."""
+    from autograder.authoring.build import quiz_answer_source
+
+    numbers = [item for item in lesson.LESSON if isinstance(item, lesson.Number)]
+    assert numbers
+    for question in numbers:
+        stub = quiz_answer_source(EXERCISE, question).splitlines()[0]
+        key = QUIZ_KEY[question.variable]
+        if isinstance(key, tuple):
+            assert f"{len(key)} 个数的元组" in stub and f"a tuple of {len(key)} numbers" in stub
+        else:
+            assert "填一个数 / a number" in stub
