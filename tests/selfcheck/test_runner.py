@@ -75,7 +75,7 @@ def test_a_wrong_function_names_the_failing_check(tmp_path):
     wrong = "def softmax(x, axis=-1):\n    return np.exp(x) / np.exp(x).sum()\n"
     done = run_selfcheck(sys.executable, release_with_softmax(tmp_path / "s", wrong))
     softmax_row = next(line for line in done.stdout.splitlines() if line.startswith("softmax"))
-    assert "failed" in softmax_row and "softmax:" in softmax_row
+    assert "failed" in softmax_row and "检查「" in softmax_row  # the check that failed
     # Failures come first in the table.
     body = [line for line in done.stdout.splitlines()[2:] if line.strip()]
     assert body[0].startswith("softmax")
@@ -119,3 +119,23 @@ def test_in_the_kernel_an_unsaved_edit_counts(tmp_path):
     assert "not yet implemented" in text("test_softmax")
     final = text("selfcheck_all")
     assert "1 of 9 parts pass" in final
+
+
+def test_a_failing_row_names_the_check_as_a_check_and_the_function_once(tmp_path):
+    """The check's name once stood before "—" like a finding, and check() repeated the
+    function's name: "dot_product: dot_product: ..."."""
+    shutil.copytree(RELEASE, tmp_path / "s")
+    script = ("import numpy as np\n"
+              "from mhakit_student.runner import check\n"
+              "def dot_product(u, v):\n"
+              "    return np.sum(u * v, axis=0)\n"
+              "try:\n"
+              "    check('dot_product')\n"
+              "except AssertionError as error:\n"
+              "    print('RAISED', error)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "s",
+                          capture_output=True, text=True, timeout=120)
+    row = next(line for line in done.stdout.splitlines() if line.startswith("dot_product"))
+    assert "检查「" in row and "」没有通过：" in row and " — " not in row
+    raised = next(line for line in done.stdout.splitlines() if line.startswith("RAISED"))
+    assert raised.startswith("RAISED dot_product: 检查「") and raised.count("dot_product:") == 1

@@ -65,10 +65,17 @@ def summarize(results):
         else:
             passed = sum(r.status == PASSED for r in mine)
             status = NOT_IMPLEMENTED if passed == 0 and first_bad.status == NOT_IMPLEMENTED else FAILED
-            detail = first_bad.message if status == NOT_IMPLEMENTED else (
-                f"{first_bad.check.title()} — {first_bad.message}")
+            detail = first_bad.message if status == NOT_IMPLEMENTED else say(
+                "failed-check", check=_check_label(first_bad.check), message=first_bad.message)
             rows.append((function, status, detail))
     return rows
+
+
+def _check_label(check):
+    """The check's title without its function's name, which the table's row already
+    shows: what the check looks at, not a finding."""
+    title = check.title()
+    return title.removeprefix(f"{check.function}: ")
 
 
 def _width(text):

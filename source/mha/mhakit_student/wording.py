@@ -59,6 +59,8 @@ TEXTS = {
     "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
     "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
     "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),
+    # the table's first failure: the check, named as a check, then what it found
+    "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
     # a child process lost while grading: "{gone}" is one of the "gone-" phrases
     "gone": ("代码{gone}", "the code {gone}"),
     "gone-while-loading": ("运行答案单元时，代码{gone}",
