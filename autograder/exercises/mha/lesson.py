@@ -131,8 +131,10 @@ TASK_ATTENTION = Text("task_attention", """\
   能广播成 `(..., T_q, T_k)`，True 表示「可以看」。
 - 输出：`(output, weights)`，形状分别是 `(..., T_q, d_v)` 和 `(..., T_q, T_k)`。
 - 例子：所有 K 都一样时，每个词分到同样的比例，`output` 的每一行就是 V 各行的平均。
-- 提示：用上面两个函数。不许看的位置在 softmax 之前填 `-np.inf`；如果某一行一个位置都不许看，
-  这一行的输出和权重都应该是 0，而不是 NaN。""", """\
+- 提示：用上面两个函数。不许看的位置在 softmax 之前填 `-np.inf`。如果某一行一个位置都不许看，
+  这一行全是 `-inf`，softmax 会得到 NaN；而这一行的输出和权重都应该是 0。办法是先用
+  `mask.any(axis=-1, keepdims=True)` 找出这样的行，把它们的分数换成 0 再做 softmax，
+  最后用 `np.where(mask, weights, 0.0)` 把不许看的位置的权重清零。""", """\
 **Task: `attention(Q, K, V, mask=None)`**
 
 - Input: `Q` `(..., T_q, d_k)`, `K` `(..., T_k, d_k)`, `V` `(..., T_k, d_v)`; `mask` is boolean,
@@ -141,7 +143,10 @@ TASK_ATTENTION = Text("task_attention", """\
 - Example: when all keys are equal, every word gets the same share, and each row of `output` is
   the mean of V's rows.
 - Hint: use the two functions above. Fill the scores that may not be seen with `-np.inf` before
-  the softmax; a row that may see nothing at all gets zero output and zero weights, not NaN.""")
+  the softmax. A row that may see nothing at all is then all `-inf`, and its softmax is NaN; it
+  should get zero output and zero weights instead. Find such rows with
+  `mask.any(axis=-1, keepdims=True)`, give them scores of 0 before the softmax, and afterwards set
+  the weights that may not be seen to zero with `np.where(mask, weights, 0.0)`.""")
 
 LENDING = Text("about_lending", """\
 ### 小明把书借给了小红
@@ -197,17 +202,18 @@ TASK_SPLIT = Text("task_split_heads", """\
 **任务：`split_heads(X, num_heads)`**
 
 - 输入：`X` 形状 `(..., T, d_model)`。
-- 输出：形状 `(..., num_heads, T, d_k)`；第 i 个头拿第 `i*d_k` 到 `(i+1)*d_k` 列。
+- 输出：形状 `(..., num_heads, T, d_k)`；第 i 个头（从 0 数起）拿第 `i*d_k` 列到第 `(i+1)*d_k - 1` 列，即切片 `[..., i*d_k:(i+1)*d_k]`，不含第 `(i+1)*d_k` 列。
   `d_model` 不能被 `num_heads` 整除时，抛出 `ValueError`，信息里写出这两个数。
-- 例子：`split_heads(np.arange(8.0).reshape(1, 8), 2)` 的形状是 `(2, 1, 4)`，头 0 是 `[0, 1, 2, 3]`。
+- 例子：`split_heads(np.arange(8.0).reshape(1, 8), 2)` 的形状是 `(2, 1, 4)`，头 0 是 `[[0., 1., 2., 3.]]`（T = 1，所以是一行）。
 - 提示：先 `reshape` 成 `(..., T, num_heads, d_k)`，再交换倒数第二、第三维。直接 reshape 成最终形状会把数字放错地方。""", """\
 **Task: `split_heads(X, num_heads)`**
 
 - Input: `X` of shape `(..., T, d_model)`.
-- Output: shape `(..., num_heads, T, d_k)`; head i holds columns `i*d_k` to `(i+1)*d_k`.
+- Output: shape `(..., num_heads, T, d_k)`; head i (counting from 0) holds columns `i*d_k` up to but not including
+  `(i+1)*d_k`: the slice `[..., i*d_k:(i+1)*d_k]`.
   If `d_model` is not divisible by `num_heads`, raise `ValueError` with both numbers in its message.
 - Example: `split_heads(np.arange(8.0).reshape(1, 8), 2)` has shape `(2, 1, 4)`, and head 0 is
-  `[0, 1, 2, 3]`.
+  `[[0., 1., 2., 3.]]` (one row, since T = 1).
 - Hint: `reshape` to `(..., T, num_heads, d_k)` first, then swap the second- and third-to-last
   axes. Reshaping straight to the final shape puts numbers in the wrong places.""")
 

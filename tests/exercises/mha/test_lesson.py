@@ -151,3 +151,32 @@ def test_each_numeric_answer_line_asks_for_what_its_key_is():
             assert f"{len(key)} 个数的元组" in stub and f"a tuple of {len(key)} numbers" in stub
         else:
             assert "填一个数 / a number" in stub
+
+
+def test_the_split_example_shows_head_0_as_the_reference_gives_it():
+    task = next(item for item in PROSE if item.id == "task_split_heads")
+    head_0 = solutions.split_heads(np.arange(8.0).reshape(1, 8), 2)[0]
+    assert head_0.tolist() == [[0.0, 1.0, 2.0, 3.0]]
+    for text in (task.zh, task.en):
+        assert "`[[0., 1., 2., 3.]]`" in text and "[..., i*d_k:(i+1)*d_k]" in text
+
+
+def test_following_the_attention_hint_gives_zeros_where_nothing_may_be_seen():
+    """The hint once said to fill -inf and take the softmax, which gives NaN for such a
+    row, and then forbade the NaN."""
+    task = next(item for item in PROSE if item.id == "task_attention")
+    for text in (task.zh, task.en):
+        assert "mask.any(axis=-1, keepdims=True)" in text
+        assert "np.where(mask, weights, 0.0)" in text
+    rng = np.random.default_rng(0)
+    Q, K, V = rng.normal(size=(3, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
+    mask = rng.random((3, 5)) < 0.6
+    mask[0] = True
+    mask[1] = False  # this query may see nothing
+    scores = solutions.attention_scores(Q, K)
+    has_key = mask.any(axis=-1, keepdims=True)
+    filled = np.where(has_key, np.where(mask, scores, -np.inf), 0.0)
+    weights = np.where(mask, solutions.softmax(filled, axis=-1), 0.0)
+    expected = solutions.attention(Q, K, V, mask)[1]
+    assert not np.isnan(weights).any() and np.array_equal(weights[1], np.zeros(5))
+    np.testing.assert_allclose(weights, expected)
