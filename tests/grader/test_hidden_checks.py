@@ -77,9 +77,9 @@ def test_the_quiz_pays_for_the_right_answers_only(reference_answers):
         explained = next(t for t in graded["tests"] if t["name"] == "quiz: question 1")
         assert explained["output"] == verdict + QUIZ_EXPLANATIONS["quiz_1"][language]
     forgiving = dict(reference_answers, answer_quiz_1='quiz_1 = " b "',
-                     answer_quiz_5="quiz_5 = [4 * 512 ** 2, 4 * 512 ** 2]",
+                     answer_quiz_5="quiz_5 = [4 * 768 ** 2, 4 * 768 ** 2]",
                      answer_quiz_6="quiz_6 = math.sqrt(128)")
     assert parts(grade_answers(forgiving))["quiz"] == FULL["quiz"]
     near_miss = dict(reference_answers, answer_quiz_6="quiz_6 = 11.4",
-                     answer_quiz_5="quiz_5 = (4 * 512 ** 2, 8 * 4 * 512 ** 2)")
+                     answer_quiz_5="quiz_5 = (4 * 768 ** 2, 12 * 4 * 768 ** 2)")
     assert parts(grade_answers(near_miss))["quiz"] == FULL["quiz"] - 4

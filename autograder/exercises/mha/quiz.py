@@ -5,7 +5,7 @@ A key is a letter (a choice), a number, or a tuple of numbers (within 0.5 each).
 
 # The answer keys live here only: never in the released notebook or the self-check.
 KEY = {"quiz_1": "B", "quiz_2": "C", "quiz_3": "C", "quiz_4": "D",
-       "quiz_5": (1_048_576, 1_048_576), "quiz_6": 11.3137}
+       "quiz_5": (2_359_296, 2_359_296), "quiz_6": 11.3137}
 # Shown in the feedback after grading, right or wrong, in the notebook's language; also
 # the model answers of the written questions.
 EXPLANATIONS = {
@@ -34,8 +34,8 @@ EXPLANATIONS = {
               "shared by 8 heads that each track one relation.",
     },
     "quiz_5": {
-        "zh": "4 × 512 × 512 = 1,048,576，两种情况一样：拆成头只是把同样的列分组。",
-        "en": "4 × 512 × 512 = 1,048,576 in both cases: splitting into heads only groups the "
+        "zh": "4 × 768 × 768 = 2,359,296，两种情况一样：拆成头只是把同样的列分组。",
+        "en": "4 × 768 × 768 = 2,359,296 in both cases: splitting into heads only groups the "
               "same columns.",
     },
     "quiz_6": {

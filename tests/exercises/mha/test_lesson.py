@@ -54,7 +54,10 @@ def test_the_stated_numbers_are_right():
     (h1, w1, p1, m1), (h8, w8, p8, m8) = show.cost(d_model=512, heads=8)
     assert (h1, w1, h8, w8) == (1, 512, 8, 64)
     assert p1 == p8 == 4 * 512 * 512 and m1 == m8
-    assert QUIZ_KEY["quiz_5"] == (p1, p8)  # the quiz's key is the count the cell prints
+    # Quiz 5 asks the same about BERT-base (768 wide, 12 heads), not what the cell prints.
+    (_, _, bert_1, _), (bert_heads, bert_width, bert_12, _) = show.cost(d_model=768, heads=12)
+    assert (bert_heads, bert_width) == (12, 64)
+    assert QUIZ_KEY["quiz_5"] == (bert_12, bert_1) == (4 * 768 ** 2,) * 2
     _, (h96, w96, _, _) = show.cost(d_model=12288, heads=96)  # GPT-3: 12288 = 96 × 128
     assert (h96, w96) == (96, 128)
     assert QUIZ_KEY["quiz_6"] == pytest.approx(math.sqrt(w96), abs=1e-4)  # √128 ≈ 11.31
@@ -180,3 +183,14 @@ def test_following_the_attention_hint_gives_zeros_where_nothing_may_be_seen():
     expected = solutions.attention(Q, K, V, mask)[1]
     assert not np.isnan(weights).any() and np.array_equal(weights[1], np.zeros(5))
     np.testing.assert_allclose(weights, expected)
+
+
+def test_the_cost_demo_does_not_print_quiz_5s_answer(capsys):
+    """demo_cost once printed quiz 5's answer just above the question."""
+    demo = next(item for item in lesson.LESSON
+                if isinstance(item, lesson.Demo) and item.id == "demo_cost")
+    exec(demo.source, {"show": show})
+    printed = capsys.readouterr().out.replace(",", "")
+    assert "parameters" in printed or "参数" in printed
+    for number in set(QUIZ_KEY["quiz_5"]):
+        assert str(number) not in printed
