@@ -165,6 +165,14 @@ def unreadable(reason, seed=None, exercise=None):
     return result
 
 
+def unreadable_reason(error):
+    """Why a file could not be read as a notebook, in words, from the error that reading
+    it raised: both doors say the same of the same file."""
+    if isinstance(error, (OSError, ValueError)):
+        return str(error)
+    return f"the notebook's structure could not be read ({type(error).__name__}: {error})"
+
+
 def file_hash(path):
     """The file's first 16 hex digits of SHA-256, read in pieces (a file of any size)."""
     digest = hashlib.sha256()
@@ -192,11 +200,8 @@ def read_and_grade(path, seed=None, limits=None, language=None):
         language = decide(language, notebook)
     # A reason why a file is unreadable may quote the file: it is cleaned like a result
     # of grade_cells, valid UTF-8 and bounded.
-    except (OSError, ValueError) as error:
-        result = clean(unreadable(str(error), seed))
     except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
-        result = clean(unreadable(f"the notebook's structure could not be read "
-                                  f"({type(error).__name__}: {error})", seed))
+        result = clean(unreadable(unreadable_reason(error), seed))
     else:
         result = grade_cells(cells, seed, limits, tampering, language)
     result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume

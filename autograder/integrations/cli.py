@@ -30,8 +30,10 @@ def _problem_before_grading(paths, args):
     if missing:
         return f"no such file or folder: {', '.join(missing)}"
     refused = refusal(args.allow_unconfined)
-    if refused or (len(paths) == 1 and paths[0].is_file()):
+    if refused:
         return refused
+    if len(paths) == 1 and paths[0].is_file():
+        return None  # one notebook: its result goes to stdout, nothing is written
     files = [str(path) for path in paths if path.is_file()]
     if files:
         return f"give either one notebook or folders, not {files[0]} among several"

@@ -20,7 +20,7 @@ from traitlets import Integer
 
 from ..authoring.build import build_notebook
 from ..exercise import current
-from ..grader.grading import grade_cells, needs_review, unreadable
+from ..grader.grading import grade_cells, needs_review, unreadable, unreadable_reason
 from ..grader.tampering import expected_layout, find_tampering
 from ..selfcheck.cells import (FLAGS, grade_id_of, has_nbgrader_entry, in_nbformat_shape,
                                nbgrader_meta, valid_meta)
@@ -50,10 +50,8 @@ class BoundedNotebookReader(NotebookExporter):
             notebook = in_nbformat_shape(read_notebook(file_stream.name))
             notebook["metadata"].pop(UNREADABLE_STASH, None)
         except Exception as error:  # noqa: BLE001 - as read_and_grade: any failure is a reason
-            reason = str(error) if isinstance(error, (OSError, ValueError)) else (
-                f"the notebook's structure could not be read ({type(error).__name__})")
             notebook = {"nbformat": 4, "nbformat_minor": 5, "cells": [],
-                        "metadata": {UNREADABLE_STASH: one_line(reason, 300)}}
+                        "metadata": {UNREADABLE_STASH: one_line(unreadable_reason(error), 300)}}
         return self.from_notebook_node(nbformat.from_dict(notebook), resources=resources, **kw)
 
 
