@@ -182,8 +182,8 @@ MULTI = Text("about_multi_head", """\
 
 办法是同时用好几组 Q、K、V，每组叫一个**头**，有自己的矩阵，独立做一遍上面的四步。
 实现上，一个 `d_model` 宽的 Q 被**拆分**成 `num_heads` 段，每段 `d_k = d_model / num_heads` 宽，一段给一个头。
-这等于把 W_q 的列按顺序切成 `num_heads` 块：头 1 用最左边的 `d_k` 列，头 2 用接下来的 `d_k` 列，依此类推；
-各头算完以后按顺序**拼接**（头 1 在最前面），再乘**输出矩阵** W_o。W_o 有两个作用：把拼接出来的长串变回
+这等于把 W_q 的列按顺序切成 `num_heads` 块。头的编号和代码里的下标一样从 0 开始：头 0 用最左边的 `d_k` 列，
+头 1 用接下来的 `d_k` 列，依此类推。各头算完以后按顺序**拼接**（头 0 在最前面），再乘**输出矩阵** W_o。W_o 有两个作用：把拼接出来的长串变回
 `d_model` 的宽度，并让各个头的信息互相配合。原论文里每个词有 512 个数，分给 8 个头，每个头 64 个数；
 文章的图只画了三个头。我们的例子小一些：15 个数，3 个头，每个头 5 个数。""", """\
 ## 3. Multi-head attention
@@ -191,9 +191,9 @@ MULTI = Text("about_multi_head", """\
 The fix is to run several sets of Q, K, V at once. Each set is a **head** with its own matrices,
 and each runs the four steps on its own. In code, a Q of width `d_model` is **split** into
 `num_heads` slices of width `d_k = d_model / num_heads`, one per head. That is the same as cutting
-W_q's columns into `num_heads` blocks in order: head 1 uses the leftmost `d_k` columns, head 2 the
-next `d_k`, and so on. After attention, the heads'
-results are **concatenated** in order (head 1 first) and multiplied by the **output matrix** W_o.
+W_q's columns into `num_heads` blocks in order. Heads are numbered from 0, like indices in the code:
+head 0 uses the leftmost `d_k` columns, head 1 the next `d_k`, and so on. After attention, the
+heads' results are **concatenated** in order (head 0 first) and multiplied by the **output matrix** W_o.
 W_o does two jobs: it brings the long concatenation back to width `d_model`, and it lets the heads'
 findings combine. In the paper, each word's 512 numbers go to 8 heads of 64; the article's figure draws three
 heads. Our example is smaller: 15 numbers, 3 heads of 5.""")
@@ -266,12 +266,12 @@ TASK_MHA = Text("task_multi_head_attention", """\
 THREE_HEADS = Text("about_three_heads", """\
 ### 三个头，各看一件事
 
-还是同一个句子，这次用三个头。为了好懂，我们手工让头 1 找「谁借出」（排在最前面的词）、头 2 找「借什么」
-（「把」后面的词）、头 3 找「借给谁」（最后一个词）。**真实模型里没有人这样分配**，下一节会讲。""", """\
+还是同一个句子，这次用三个头。为了好懂，我们手工让头 0 找「谁借出」（排在最前面的词）、头 1 找「借什么」
+（「把」后面的词）、头 2 找「借给谁」（最后一个词）。**真实模型里没有人这样分配**，下一节会讲。""", """\
 ### Three heads, one job each
 
-The same sentence, now with three heads. For the sake of understanding, we set them by hand: head 1
-finds who lends (the first word), head 2 what is lent (the word after 把), head 3 to whom (the last
+The same sentence, now with three heads. For the sake of understanding, we set them by hand: head 0
+finds who lends (the first word), head 1 what is lent (the word after 把), head 2 to whom (the last
 word). **In a real model nobody assigns these roles**, as the next section explains.""")
 
 DEMO_THREE = Demo("demo_three_heads", """\
@@ -292,8 +292,8 @@ LEARNED = Text("about_what_heads_learn", """\
 - 有一个头处理指代，比如让「她」找到前面的「小红」。
 
 同一年，Voita 等人发现很多头是多余的：一个翻译模型编码器的 48 个头，去掉 38 个，翻译质量只降了一点点。
-干重活的是少数几个分工明确的头。下面的小实验有 6 个头：头 4、头 5 几乎是头 1、头 2 的复制品，
-输出矩阵几乎不用它们；头 3 是唯一找「借给谁」的头。""", """\
+干重活的是少数几个分工明确的头。下面的小实验有 6 个头：头 3、头 4 几乎是头 0、头 1 的复制品，
+输出矩阵几乎不用它们；头 2 是唯一找「借给谁」的头。""", """\
 ## 4. What the heads learn
 
 We set the roles above by hand. In a real model, every head's matrices start out random and
@@ -308,8 +308,8 @@ Clark et al. inspected the heads of BERT (released by Google in 2018: 12 layers 
 
 The same year, Voita et al. found many heads redundant: of the 48 encoder heads of a translation
 model, 38 could be removed with only a small loss of quality. A few specialised heads do the heavy
-lifting. The small experiment below has six heads: heads 4 and 5 nearly copy heads 1 and 2, and
-the output matrix leans on them only a little; head 3 alone finds to whom the book goes.""")
+lifting. The small experiment below has six heads: heads 3 and 4 nearly copy heads 0 and 1, and
+the output matrix leans on them only a little; head 2 alone finds to whom the book goes.""")
 
 DEMO_REDUNDANT = Demo("demo_remove_heads", """\
 show.remove_each_head(multi_head_attention)

@@ -16,9 +16,9 @@ EXPLANATIONS = {
               "from the borrower; swapping the names barely changes the result.",
     },
     "quiz_2": {
-        "zh": "按顺序拼接（头 1 在前），再乘输出矩阵 W_o：变回 d_model 宽，"
+        "zh": "按顺序拼接（头 0 在前），再乘输出矩阵 W_o：变回 d_model 宽，"
               "并让各头的信息配合。残差连接属于外面的 Transformer 层，不属于拼接。",
-        "en": "Concatenated in order (head 1 first), then multiplied by W_o, which restores "
+        "en": "Concatenated in order (head 0 first), then multiplied by W_o, which restores "
               "the width d_model and combines the heads. The residual connection belongs to the "
               "surrounding Transformer layer, not to the concat.",
     },

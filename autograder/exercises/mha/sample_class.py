@@ -11,7 +11,7 @@ WRONG_ANSWER = next(c for c in "ABCD" if c != KEY["quiz_1"])
 QUIZ_ANSWERS = {f"answer_{q}": f"{q} = {key!r}" for q, key in KEY.items()}
 WRITTEN_ANSWERS = {  # a student's own words for the optional written answers
     "written_1": "一个 softmax 只能给出一组比例，三份 V 混在一起，就分不清谁借出、谁借到。",
-    "written_2": "Each head's output is put side by side, head 1 first, then W_o mixes them.",
+    "written_2": "Each head's output is put side by side, head 0 first, then W_o mixes them.",
     "written_3": "没有人指定，训练时每个头自己调整出分工。",
     "written_4": "8 heads of 64 numbers make 512 in total, like one head of 512.",
 }

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -10,7 +11,8 @@ import numpy as np
 import pytest
 
 import solutions
-from tests.mha_exercise import EXERCISE, QUIZ_KEY, lending, show
+from autograder.selfcheck.wording import speaking
+from tests.mha_exercise import EXERCISE, QUIZ_EXPLANATIONS, QUIZ_KEY, lending, plots, show
 
 lesson = EXERCISE.content("lesson")
 
@@ -194,3 +196,79 @@ def test_the_cost_demo_does_not_print_quiz_5s_answer(capsys):
     assert "parameters" in printed or "参数" in printed
     for number in set(QUIZ_KEY["quiz_5"]):
         assert str(number) not in printed
+
+
+# ------------------------------------------------------------------ one head numbering
+
+# "头 2", "head 2", "heads 3 and 4"; not "每个头 64 个数", "3 heads of 5" or "one head 0.08".
+ZH_HEAD = re.compile(r"头 ?(\d+)(?![\d.]| ?个)")
+EN_HEAD = re.compile(r"\bheads? (\d+(?:(?:,? and |, | or )\d+)*)(?![\d.])")
+FIRST_HEAD = re.compile(r"头 ?(\d+) ?在最?前|\bhead (\d+) first")
+
+
+def heads_named(text):
+    named = [int(n) for n in ZH_HEAD.findall(text)]
+    for group in EN_HEAD.findall(text):
+        named += [int(n) for n in re.findall(r"\d+", group)]
+    return set(named)
+
+
+def assert_numbered_from_0(text, num_heads=None):
+    """The heads ``text`` names are 0, 1, ...: never ``num_heads`` itself."""
+    named = heads_named(text)
+    assert named, f"no head is named in {text!r}"
+    assert min(named) == 0, (sorted(named), text)
+    if num_heads is not None:
+        assert max(named) < num_heads, (sorted(named), num_heads, text)
+    for zh, en in FIRST_HEAD.findall(text):
+        assert (zh or en) == "0", f"the head said to come first is not head 0: {text!r}"
+
+
+def printed(capsys, demo, *functions):
+    outputs = []
+    for language in ("zh", "en"):
+        with speaking(language):
+            demo(*functions)
+        outputs.append(capsys.readouterr().out)
+    return "\n".join(outputs)
+
+
+@pytest.mark.parametrize("cell, num_heads", [("about_multi_head", None),
+                                             ("about_three_heads", 3),
+                                             ("about_what_heads_learn", lending.REDUNDANT_HEADS)])
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_the_lesson_numbers_heads_from_0_as_the_code_does(cell, num_heads, language):
+    text = getattr(next(item for item in PROSE if item.id == cell), language)
+    assert_numbered_from_0(text, num_heads)
+
+
+def test_the_quiz_and_the_written_answers_put_head_0_first():
+    written = EXERCISE.content("sample_class").WRITTEN_ANSWERS
+    texts = [QUIZ_EXPLANATIONS["quiz_2"]["zh"], QUIZ_EXPLANATIONS["quiz_2"]["en"],
+             written["written_2"]]
+    for text in texts:
+        assert FIRST_HEAD.search(text), text
+        assert_numbered_from_0(text)
+    everything = " ".join(texts + [e[lang] for e in QUIZ_EXPLANATIONS.values() for lang in e]
+                          + list(written.values()))
+    assert 0 in heads_named(everything) and "head 1 first" not in everything
+
+
+def test_the_demonstrations_print_the_heads_they_have_from_0(capsys):
+    assert_numbered_from_0(printed(capsys, show.three_heads, solutions.multi_head_attention),
+                           lending.HEADS)
+    assert heads_named(printed(capsys, show.remove_each_head, solutions.multi_head_attention)) \
+        == set(range(lending.REDUNDANT_HEADS))
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_the_figures_label_the_heads_from_0(language):
+    import matplotlib
+    matplotlib.use("Agg")
+    with speaking(language):
+        heatmaps = plots.head_heatmaps(solutions.multi_head_attention)
+        removal = plots.removal_bars(solutions.multi_head_attention)
+    titles = " ".join(ax.get_title() for ax in heatmaps.axes)
+    assert_numbered_from_0(titles, lending.HEADS)
+    ticks = [label.get_text() for label in removal.axes[0].get_xticklabels()]
+    assert ticks == [str(head) for head in range(lending.REDUNDANT_HEADS)]

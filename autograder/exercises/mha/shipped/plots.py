@@ -96,7 +96,7 @@ def head_heatmaps(multi_head_attention):
         _, one = multi_head_attention(X, *lending.one_head_weights(), 1)
         _, three = multi_head_attention(X, *lending.three_head_weights(), 3)
         rows.append((sentence, [np.asarray(one)[0]] + list(np.asarray(three))))
-    titles = [text("1 个头", "1 head")] + [text(f"头 {h + 1}：{zh}", f"head {h + 1}: {en}")
+    titles = [text("1 个头", "1 head")] + [text(f"头 {h}：{zh}", f"head {h}: {en}")
                                           for h, (zh, en, _) in enumerate(lending.ROLES)]
     figure, axes = _figure(2, 4, figsize=(13, 6.5))
     for ax_row, (sentence, panels) in zip(axes, rows):
@@ -139,7 +139,7 @@ def removal_bars(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, h)
                for h in range(lending.REDUNDANT_HEADS)]
     figure, ax = _figure(figsize=(6, 3))
-    ax.bar([str(h + 1) for h in range(len(changes))], changes, color="#dd8452")
+    ax.bar([str(h) for h in range(len(changes))], changes, color="#dd8452")
     ax.set_xlabel(text("去掉的头", "head removed"))
     ax.set_ylabel(text("「借」的结果变了多少", f"change in {word('借')}'s result"))
     return _use_font(figure)

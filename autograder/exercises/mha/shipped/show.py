@@ -6,6 +6,7 @@ yet, the demonstration says so in one line instead of a traceback.
 
 import functools
 import math
+import unicodedata
 
 import numpy as np
 
@@ -32,6 +33,12 @@ def needs_student_code(demo):
                       f"(The demonstration could not run: {type(error).__name__}: {error})"))
         return None
     return run
+
+
+def padded(label, width):
+    """``label`` and spaces, ``width`` columns wide: a Chinese character takes two."""
+    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
+    return label + " " * max(1, width - columns)
 
 
 def percent(weights):
@@ -109,8 +116,8 @@ def one_set_of_qkv(attention):
 def three_heads(multi_head_attention):
     _, weights = lending.verb_view(multi_head_attention, lending.three_head_weights(), 3,
                                    lending.SENTENCE)
-    for (zh, en, _), row in zip(lending.ROLES, weights):
-        print(f"  {say(zh, en):<12}" + percent(row))
+    for head, ((zh, en, _), row) in enumerate(zip(lending.ROLES, weights)):
+        print("  " + padded(say(f"头 {head}（{zh}）", f"head {head} ({en})"), 22) + percent(row))
     one = lending.compare_sentences(multi_head_attention, 1)
     three = lending.compare_sentences(multi_head_attention, 3)
     print(say(f"两句话的差别（0 表示完全一样）：一个头 {one:.2f}，三个头 {three:.2f}。",
@@ -130,8 +137,8 @@ def remove_each_head(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, head)
                for head in range(lending.REDUNDANT_HEADS)]
     for head, change in enumerate(changes):
-        print(say(f"  去掉头 {head + 1}：「借」的结果变了 {change:.0%}",
-                  f"  without head {head + 1}: 借's result changes by {change:.0%}"))
+        print(say(f"  去掉头 {head}：「借」的结果变了 {change:.0%}",
+                  f"  without head {head}: 借's result changes by {change:.0%}"))
     return changes
 
 
