@@ -139,7 +139,9 @@ def removal_bars(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, h)
                for h in range(lending.REDUNDANT_HEADS)]
     figure, ax = _figure(figsize=(6, 3))
-    ax.bar([str(h) for h in range(len(changes))], changes, color="#dd8452")
+    ax.bar([str(h) for h in range(len(changes))], [100 * c for c in changes], color="#dd8452")
     ax.set_xlabel(text("去掉的头", "head removed"))
-    ax.set_ylabel(text("「借」的结果变了多少", f"change in {word('借')}'s result"))
+    # The unit is show.remove_each_head's: the change's length over the output's length.
+    ax.set_ylabel(text("「借」的输出变了\n（占输出长度的 %）",
+                       f"change in {word('借')}'s output\n(% of the output's length)"))
     return _use_font(figure)

@@ -35,10 +35,13 @@ def needs_student_code(demo):
     return run
 
 
+def display_width(label):
+    """The columns ``label`` takes in a notebook's output: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
+
+
 def padded(label, width):
-    """``label`` and spaces, ``width`` columns wide: a Chinese character takes two."""
-    columns = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
-    return label + " " * max(1, width - columns)
+    return label + " " * max(1, width - display_width(label))
 
 
 def percent(weights):
@@ -132,13 +135,30 @@ def three_heads(multi_head_attention):
 
 # ------------------------------------------------------------------ 4. what heads learn
 
+def six_head_role(head):
+    """What one of the six heads does, in the words the demo prints: (zh, en)."""
+    role, _ = lending.SIX_HEADS[head]
+    if role is None:
+        return "看虚词", "looks at function words"
+    original = next(h for h, (r, _) in enumerate(lending.SIX_HEADS) if r == role)
+    if original != head:
+        return f"头 {original} 的复制品", f"a copy of head {original}"
+    zh, en, _ = lending.ROLES[role]
+    return zh, en
+
+
 @needs_student_code
 def remove_each_head(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, head)
                for head in range(lending.REDUNDANT_HEADS)]
-    for head, change in enumerate(changes):
-        print(say(f"  去掉头 {head}：「借」的结果变了 {change:.0%}",
-                  f"  without head {head}: 借's result changes by {change:.0%}"))
+    print(say("一次去掉一个头，看「借」的输出变了多少（变化的长度 ÷ 输出的长度，后者取去掉前后的平均）：",
+              "Removing one head at a time, how much 借's output changes (the change's length "
+              "÷ the output's length, averaged before and after):"))
+    labels = [say(f"去掉头 {head}（{zh}）", f"without head {head} ({en})")
+              for head, (zh, en) in enumerate(map(six_head_role, range(len(changes))))]
+    width = max(map(display_width, labels)) + 2
+    for label, change in zip(labels, changes):
+        print("  " + padded(label, width) + f"{change:4.0%}")
     return changes
 
 
