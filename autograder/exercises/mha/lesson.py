@@ -278,7 +278,8 @@ DEMO_THREE = Demo("demo_three_heads", """\
 show.three_heads(multi_head_attention)
 plots.head_heatmaps(multi_head_attention)""")
 
-DEMO_FLOW = Demo("demo_shape_flow", "plots.shape_flow(split_heads, concat_heads, output_projection)")
+DEMO_FLOW = Demo("demo_shape_flow",
+                 "plots.shape_flow(split_heads, attention, concat_heads, output_projection)")
 
 LEARNED = Text("about_what_heads_learn", """\
 ## 4. 不同的头学到了什么

@@ -97,7 +97,7 @@ import solutions as S
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     figures = [plots.verb_bars(S.attention), plots.head_heatmaps(S.multi_head_attention),
-               plots.shape_flow(S.split_heads, S.concat_heads, S.output_projection),
+               plots.shape_flow(S.split_heads, S.attention, S.concat_heads, S.output_projection),
                plots.removal_bars(S.multi_head_attention)]
     for figure in figures:
         figure.canvas.draw()
@@ -336,3 +336,48 @@ def test_the_removal_chart_draws_the_demos_numbers_in_percent(language):
     heights = [bar.get_height() for bar in ax.patches]
     np.testing.assert_allclose(heights, [100 * change for change in changes])
     assert "%" in ax.get_ylabel()
+
+
+# ------------------------------------------------------------------ the shape flow
+
+def reference_flow():
+    """Each step of multi-head attention on the three-head story, by the reference."""
+    X = lending.embed(lending.SENTENCE)
+    W_q, W_k, W_v, W_o = lending.three_head_weights()
+    Q, K, V = (solutions.split_heads(X @ W, lending.HEADS) for W in (W_q, W_k, W_v))
+    per_head, weights = solutions.attention(Q, K, V)
+    joined = solutions.concat_heads(per_head)
+    return [X, X @ W_q, Q, weights, per_head, joined, solutions.output_projection(joined, W_o)]
+
+
+def test_the_shape_flow_is_the_whole_of_multi_head_attention():
+    """The flow once went split, concat, W_o: without projections and attention, the identity."""
+    steps = show.shape_steps(solutions.split_heads, solutions.attention, solutions.concat_heads,
+                             solutions.output_projection)
+    expected = reference_flow()
+    assert [array.shape for *_, array in steps] == [array.shape for array in expected]
+    for (_, _, axes, array), right in zip(steps, expected):
+        assert tuple(show.FLOW_SIZES[name] for name in axes) == right.shape, axes
+        np.testing.assert_allclose(array, right)
+    output, weights = solutions.multi_head_attention(expected[0], *lending.three_head_weights(),
+                                                     lending.HEADS)
+    np.testing.assert_allclose(steps[-1][-1], output)
+    np.testing.assert_allclose(steps[3][-1], weights)
+    assert not np.allclose(steps[-1][-1], steps[0][-1])
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_the_shape_flow_figure_shows_every_step_and_its_shape(language):
+    import matplotlib
+    matplotlib.use("Agg")
+    functions = (solutions.split_heads, solutions.attention, solutions.concat_heads,
+                 solutions.output_projection)
+    with speaking(language):
+        figure = plots.shape_flow(*functions)
+        steps = [(plots.text(zh, en), axes, array)
+                 for zh, en, axes, array in show.shape_steps(*functions)]
+    boxes = [t.get_text() for t in figure.axes[0].texts if t.get_text()]
+    assert len(boxes) == len(steps)
+    for box, (name, axes, array) in zip(boxes, steps):
+        assert name in box and str(array.shape) in box
+        assert "(" + ", ".join(axes) + ")" in box

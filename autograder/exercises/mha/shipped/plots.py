@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from . import lending
+from . import lending, show
 from ..wording import language
 from .show import needs_student_code
 
@@ -112,24 +112,21 @@ def head_heatmaps(multi_head_attention):
 
 
 @needs_student_code
-def shape_flow(split_heads, concat_heads, output_projection):
+def shape_flow(split_heads, attention, concat_heads, output_projection):
     """The shapes one sentence takes on its way through multi-head attention."""
-    X = lending.embed(lending.SENTENCE)
-    heads = np.asarray(split_heads(X, lending.HEADS))
-    joined = np.asarray(concat_heads(heads))
-    out = np.asarray(output_projection(joined, np.eye(lending.D_MODEL)))
-    steps = [(text("输入 X", "input X"), X.shape), (text("拆成 3 个头", "split into 3 heads"), heads.shape),
-             (text("拼接", "concatenate"), joined.shape), (text("乘输出矩阵 W_o", "times W_o"), out.shape)]
-    figure, ax = _figure(figsize=(10, 2.2))
+    steps = show.shape_steps(split_heads, attention, concat_heads, output_projection)
+    figure, ax = _figure(figsize=(15, 2.0))
     ax.set_axis_off()
-    for i, (name, shape) in enumerate(steps):
-        ax.text(i * 3, 0, f"{name}\n{shape}", ha="center", va="center", fontsize=11,
-                bbox=dict(boxstyle="round", facecolor="#e8eef7"))
+    gap = 2.2
+    for i, (zh, en, axes, array) in enumerate(steps):
+        names = "(" + ", ".join(axes) + ")"
+        ax.text(i * gap, 0, f"{text(zh, en)}\n{names}\n= {array.shape}", ha="center",
+                va="center", fontsize=10.5, bbox=dict(boxstyle="round", facecolor="#e8eef7"))
         if i:
-            ax.annotate("", xy=(i * 3 - 1.1, 0), xytext=(i * 3 - 1.9, 0),
+            ax.annotate("", xy=(i * gap - 0.95, 0), xytext=(i * gap - 1.25, 0),
                         arrowprops=dict(arrowstyle="->"))
-    ax.set_xlim(-1.5, 10.5)
-    ax.set_ylim(-1, 1)
+    ax.set_xlim(-1.1, (len(steps) - 1) * gap + 1.1)
+    ax.set_ylim(-0.7, 0.7)
     return _use_font(figure)
 
 

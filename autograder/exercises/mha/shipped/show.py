@@ -133,6 +133,30 @@ def three_heads(multi_head_attention):
     return one, three, blind
 
 
+# The axes of each step, by name; their sizes in the three-head story are FLOW_SIZES.
+FLOW_SIZES = {"T": len(lending.SENTENCE), "d_model": lending.D_MODEL, "h": lending.HEADS,
+              "d_k": lending.D_K, "h·d_k": lending.HEADS * lending.D_K}
+
+
+def shape_steps(split_heads, attention, concat_heads, output_projection):
+    """The three-head story's sentence on its way through multi-head attention, with the
+    student's functions: [(zh, en, axis names, array)], one per step."""
+    X = lending.embed(lending.SENTENCE)
+    W_q, W_k, W_v, W_o = lending.three_head_weights()
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (np.asarray(split_heads(M, lending.HEADS)) for M in (Q, K, V))
+    per_head, weights = (np.asarray(a) for a in attention(Qh, Kh, Vh))
+    joined = np.asarray(concat_heads(per_head))
+    out = np.asarray(output_projection(joined, W_o))
+    return [("输入 X", "input X", ("T", "d_model"), X),
+            ("Q、K、V：X 分别乘\nW_q、W_k、W_v", "Q, K, V: X times\nW_q, W_k, W_v", ("T", "d_model"), Q),
+            ("拆成 3 个头\n（Q、K、V 各拆一次）", "split into 3 heads\n(Q, K, V alike)", ("h", "T", "d_k"), Qh),
+            ("每个头的\n注意力权重", "each head's\nattention weights", ("h", "T", "T"), weights),
+            ("每个头按权重\n混合 V", "each head blends\nits V by them", ("h", "T", "d_k"), per_head),
+            ("拼接", "concatenate", ("T", "h·d_k"), joined),
+            ("乘输出矩阵 W_o", "times W_o", ("T", "d_model"), out)]
+
+
 # ------------------------------------------------------------------ 4. what heads learn
 
 def six_head_role(head):
