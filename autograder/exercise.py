@@ -15,7 +15,8 @@ variables are named ``quiz_<n>``, and a choice has at most four options, A to D)
 ``style.py`` (``HINTS``), ``lesson.py`` (``LESSON``), ``sample_class.py``
 (``sample_answers``) and ``shipped/``, which ships to students inside the self-check
 (its .py and .json files, subfolders too). Its modules import the self-check as their
-parent package (``from ..framework import ...``), here as in the release. ``release_layout.json`` and ``shipped/fingerprints.json``
+parent package (``from ..framework import ...``), here as in the release.
+``release_layout.json``, ``shipped/fingerprints.json`` and ``shipped/known_answers.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
 The engine reads every function's name from here and never writes one of its own.
@@ -37,6 +38,7 @@ DEFAULT = "mha"
 FOLDER_VARIABLE = "MHAKIT_EXERCISE"  # a folder: grade, build and check that exercise
 LAYOUT_NAME = "release_layout.json"
 FINGERPRINTS_NAME = "fingerprints.json"
+KNOWN_ANSWERS_NAME = "known_answers.json"
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,10 @@ class Exercise:
     @property
     def fingerprints_file(self):
         return self.shipped_folder / FINGERPRINTS_NAME
+
+    @property
+    def known_answers_file(self):
+        return self.shipped_folder / KNOWN_ANSWERS_NAME
 
     @cached_property
     def layout(self):

@@ -21,6 +21,7 @@ import nbformat
 
 from ..exercise import content_files
 from ..grader.tampering import layout_of
+from ..selfcheck.known_answers import encode
 from ..selfcheck.wording import pick
 from . import lesson
 
@@ -160,36 +161,70 @@ def source_files(exercise, assignment):
     return files
 
 
+def _public_calls(exercise):
+    """Each call the exercise's public checks make, with the reference's result, as a
+    correct student would see them; a call that raises on purpose is left out."""
+    from ..grader.planning import PlanningStudent
+    from ..selfcheck.framework import PUBLIC
+    from ..selfcheck.runner import run_check
+
+    reference = exercise.reference
+    known = getattr(exercise.shipped, "KNOWN", None)
+    saved = None if known is None else known.table
+    if known is not None:  # the checks read their answers from this fresh table
+        known.table = {probe: encode(reference[f](*args, **kwargs))
+                       for probe, (f, args, kwargs) in _probes(known.cases.values())}
+    try:
+        for chk in exercise.shipped.CHECKS.of(tier=PUBLIC):
+            planner = PlanningStudent(reference)
+            run_check(chk, planner, None)
+            for call in (c for c in planner.calls if not c.variable):
+                try:
+                    right = reference[call.name](*call.args, **call.kwargs)
+                except ValueError:  # a check that feeds invalid input on purpose
+                    continue
+                yield call, right
+    finally:
+        if known is not None:
+            known.table = saved
+
+
+def _probes(calls):
+    from ..selfcheck.fingerprints import probe_key
+
+    return [(probe_key(f, args, kwargs), (f, args, kwargs)) for f, args, kwargs in calls]
+
+
 def fingerprints_text(exercise):
     """fingerprints.json for the released self-check: for each call a public check makes,
     the hash of each catalogued wrong variant's result (never the variants themselves)."""
     from ..grader.diagnosis import catalogue, variant_outputs
-    from ..grader.planning import PlanningStudent
     from ..selfcheck.fingerprints import fingerprint, probe_key
-    from ..selfcheck.framework import PUBLIC
-    from ..selfcheck.runner import run_check
 
-    reference, mistakes = exercise.reference, catalogue(exercise)
     probes, named = {}, set()
-    for chk in exercise.shipped.CHECKS.of(tier=PUBLIC):
-        planner = PlanningStudent(reference)
-        run_check(chk, planner, None)
-        for call in (c for c in planner.calls if not c.variable):
-            try:
-                right, table = fingerprint(reference[call.name](*call.args, **call.kwargs)), {}
-            except ValueError:  # a check that feeds invalid input on purpose
-                continue
-            for mistake, output in variant_outputs(exercise, call.name, call.args, call.kwargs):
-                wrong = fingerprint(output)
-                if wrong is not None and wrong != right:
-                    table.setdefault(wrong, mistake.id)
-            if table:
-                probes[probe_key(call.name, call.args, call.kwargs)] = table
-                named |= set(table.values())
-    hints = {m.id: {"zh": m.zh, "en": m.en} for ms in mistakes.values() for m in ms
+    for call, right in _public_calls(exercise):
+        right, table = fingerprint(right), {}
+        for mistake, output in variant_outputs(exercise, call.name, call.args, call.kwargs):
+            wrong = fingerprint(output)
+            if wrong is not None and wrong != right:
+                table.setdefault(wrong, mistake.id)
+        if table:
+            probes[probe_key(call.name, call.args, call.kwargs)] = table
+            named |= set(table.values())
+    hints = {m.id: {"zh": m.zh, "en": m.en} for ms in catalogue(exercise).values() for m in ms
              if m.id in named}
     return json.dumps({"probes": probes, "hints": hints}, ensure_ascii=False, indent=1,
                       sort_keys=True) + "\n"
+
+
+def known_answers_text(exercise):
+    """known_answers.json for the released self-check: the reference's result for each
+    call a public check makes (fixed, public inputs)."""
+    from ..selfcheck.fingerprints import probe_key
+
+    table = {probe_key(call.name, call.args, call.kwargs): encode(right)
+             for call, right in _public_calls(exercise)}
+    return json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def layout_text(exercise):
@@ -200,7 +235,8 @@ def layout_text(exercise):
 def exercise_files(exercise):
     """{path: text} of the files the build generates for the exercise's folder."""
     return {exercise.layout_file: layout_text(exercise),
-            exercise.fingerprints_file: fingerprints_text(exercise)}
+            exercise.fingerprints_file: fingerprints_text(exercise),
+            exercise.known_answers_file: known_answers_text(exercise)}
 
 
 def write_exercise_files(exercise):

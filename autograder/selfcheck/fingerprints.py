@@ -24,15 +24,16 @@ def with_mistake(message, hint, language):
     return f"{message} — {MISTAKE_LABEL[language]}{hint}"
 
 
-def _canonical(value, decimals):
+def _canonical(value, decimals, dtypes=False):
     if isinstance(value, (tuple, list)):
-        return b"(" + b",".join(_canonical(v, decimals) for v in value) + b")"
+        return b"(" + b",".join(_canonical(v, decimals, dtypes) for v in value) + b")"
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
         array = np.asarray(value, dtype=np.float64)
         # Rounded, so that float noise does not change the hash; -0.0 becomes 0.0.
         array = np.nan_to_num(np.round(array, decimals), nan=7e300, posinf=8e300,
                               neginf=-8e300) + 0.0
-        return f"A{array.shape}".encode() + array.tobytes()
+        kind = f"{value.dtype.str}{array.shape}" if dtypes else f"A{array.shape}"
+        return kind.encode() + array.tobytes()
     if value is None or isinstance(value, (bool, int, float, str)):
         return f"{type(value).__name__}:{value!r}".encode()
     raise TypeError(f"no fingerprint for {type(value).__name__}")
@@ -43,9 +44,10 @@ def _digest(data):
 
 
 def probe_key(name, args, kwargs):
-    """Identifies one call of a public check by its function and inputs."""
-    return _digest(name.encode() + _canonical(list(args), 9)
-                   + _canonical(sorted(kwargs.items()), 9))
+    """Identifies one call of a public check by its function and inputs, dtypes included:
+    a float32 case has the same numbers as its float64 twin but other answers."""
+    return _digest(name.encode() + _canonical(list(args), 9, dtypes=True)
+                   + _canonical(sorted(kwargs.items()), 9, dtypes=True))
 
 
 def fingerprint(value):

@@ -59,6 +59,11 @@ TEXTS = {
     "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
     "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
     "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),
+    "quiz-answered": ("每道题都已作答；答案不随作业发放，提交后评分时才判对错",
+                      "every question has an answer; graded later, since the key is not "
+                      "shipped with the assignment"),
+    "validate-scores-zero": ("{names} 还没有实现，Validate 把这一格记为 0 分",
+                             "{names}: not implemented yet, so Validate scores this cell 0"),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
     # a child process lost while grading: "{gone}" is one of the "gone-" phrases

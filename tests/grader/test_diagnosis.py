@@ -2,8 +2,7 @@
 
 import pytest
 
-from tests.mha_exercise import POINTS, PUBLIC
-from tests.mha_exercise import CATALOGUE
+from tests.mha_exercise import CATALOGUE, EXERCISE, POINTS, PUBLIC
 from autograder.selfcheck import fingerprints, runner
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
@@ -74,10 +73,22 @@ EDITS = {
     "multi_head_attention/mask-transposed": ("multi_head_attention", [
         ("mask = np.asarray(mask, dtype=bool)[..., None, :, :]",
          "mask = np.swapaxes(np.asarray(mask, dtype=bool), -1, -2)[..., None, :, :]")]),
+    "multi_head_attention/mask-without-head-axis": ("multi_head_attention", [
+        ("mask = np.asarray(mask, dtype=bool)[..., None, :, :]",
+         "mask = np.asarray(mask, dtype=bool)")]),
     "multi_head_attention/weights-of-one-head": ("multi_head_attention", [
         ("return output, weights", "return output, weights[..., -1, :, :]")]),
 }
 ALL = {m.id: m for mistakes in CATALOGUE.values() for m in mistakes}
+COMPOSITES = {f.name for f in EXERCISE.functions if f.own_pieces}
+
+
+def with_own_pieces(test, function):
+    """A 0-point check of another function that is built from the pieces: it runs the
+    student's own pieces (the public checks, and the hidden "own pieces" one), so a wrong
+    piece may show there as the composite's mistake too."""
+    part = test["name"].split(":")[0]
+    return part != function and part in COMPOSITES and test["max_score"] == 0
 
 
 def test_every_catalogued_mistake_has_a_submission_here():
@@ -100,28 +111,28 @@ def test_each_mistake_is_named_as_itself(reference_answers, mistake_id, language
     function = EDITS[mistake_id][0]
     result = grade_answers(wrong_answers(reference_answers, mistake_id), seed=17,
                            language=language)
-    # The composites' "own pieces" checks (no points) run the student's own pieces
-    # together, so a wrong piece may show there as the composite's mistake too.
-    named = {tag for test in result["tests"] if "own pieces" not in test["name"]
+    named = {tag for test in result["tests"] if not with_own_pieces(test, function)
              for tag in test.get("tags", []) if not tag.startswith("general/")}
     assert named == {mistake_id}
-    tagged = [t for t in result["tests"] if mistake_id in t.get("tags", [])]
-    assert all(t["name"].startswith(function + ":") and t["status"] == "failed" for t in tagged)
+    tagged = [t for t in result["tests"] if mistake_id in t.get("tags", [])
+              and not with_own_pieces(t, function)]
+    assert tagged and all(t["name"].startswith(function + ":") and t["status"] == "failed"
+                          for t in tagged)
     assert all(mistake.text(language) in t["output"] for t in tagged)
     assert result["extra_data"]["parts"][function] < sum(
         t["max_score"] for t in result["tests"] if t["name"].startswith(function + ":"))
 
 
 # Mistakes any function can make, named by the checks themselves:
-# id -> (function, edits, whether a public check catches it too)
+# id -> (function, edits); a public check catches each of them too
 GENERAL = {
     "general/list-returned": ("dot_product", [
-        ("return np.sum(u * v, axis=-1)", "return np.sum(u * v, axis=-1).tolist()")], True),
+        ("return np.sum(u * v, axis=-1)", "return np.sum(u * v, axis=-1).tolist()")]),
     "general/input-modified-in-place": ("softmax", [
         ("shifted = x - np.max(x, axis=axis, keepdims=True)",
-         "x -= np.max(x, axis=axis, keepdims=True)\n    shifted = x")], True),
+         "x -= np.max(x, axis=axis, keepdims=True)\n    shifted = x")]),
     "general/float32-became-float64": ("softmax", [
-        ("x = np.asarray(x)", "x = np.asarray(x, dtype=np.float64)")], False),
+        ("x = np.asarray(x)", "x = np.asarray(x, dtype=np.float64)")]),
 }
 GENERAL_WORDS = {  # a phrase of each message, in each language
     "general/list-returned": {"zh": "Python 列表", "en": "Python list"},
@@ -143,19 +154,21 @@ def edited(reference_answers, function, edits):
 @pytest.mark.parametrize("mistake_id", sorted(GENERAL))
 def test_general_mistakes_are_named_by_grader_and_self_check(reference_answers, mistake_id,
                                                              language):
-    function, edits, public = GENERAL[mistake_id]
+    function, edits = GENERAL[mistake_id]
     answers = edited(reference_answers, function, edits)
     words = GENERAL_WORDS[mistake_id][language]
     graded = grade_answers(answers, seed=17, language=language)
-    tagged = [t for t in graded["tests"] if mistake_id in t.get("tags", [])]
+    tests = [t for t in graded["tests"] if not with_own_pieces(t, function)]
+    tagged = [t for t in tests if mistake_id in t.get("tags", [])]
     assert tagged and all(t["name"].startswith(function + ":") and t["status"] == "failed"
                           and words in t["output"] for t in tagged)
     # .tolist() of a single dot product is a Python float, which is float64 too.
     also = {"general/float32-became-float64"} if mistake_id == "general/list-returned" else set()
-    assert {tag for t in graded["tests"] for tag in t.get("tags", [])} - also == {mistake_id}
+    assert {tag for t in tests for tag in t.get("tags", [])} - also == {mistake_id}
     assert graded["extra_data"]["parts"][function] < sum(POINTS[function])
-    checked = [r for r in self_check(answers, language) if mistake_id in r.tags]
-    assert bool(checked) == public
+    checked = [r for r in self_check(answers, language) if mistake_id in r.tags
+               and r.check.function not in COMPOSITES - {function}]
+    assert checked
     assert all(r.check.function == function and words in r.message for r in checked)
 
 

@@ -49,6 +49,9 @@ def test_the_reference_passes_and_exits_zero(numpy_only_python, tmp_path):
     done = run_selfcheck(numpy_only_python, folder)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "9 of 9 parts pass" in done.stdout
+    # The quiz's key is not shipped: its row says it is answered, never that it passed.
+    quiz_row = next(line for line in done.stdout.splitlines() if line.startswith("quiz"))
+    assert "已作答 answered" in quiz_row and "评分时" in quiz_row and "passed" not in quiz_row
 
 
 def release_with_softmax(folder, source):
@@ -112,10 +115,16 @@ def test_in_the_kernel_an_unsaved_edit_counts(tmp_path):
 
     assert "passed" in text("test_dot_product")
     assert not any(o.output_type == "error" for o in outputs["test_dot_product"])
-    # Not implemented yet: a score of 0 for nbgrader's Validate, but no traceback.
-    assert not any(o.output_type == "error" for o in outputs["test_softmax"])
-    assert any(o.output_type == "execute_result" and o.data["text/plain"] == "0.0"
+    # Not implemented yet: a score of 0 for nbgrader's Validate (a line on stderr), but no
+    # traceback and no stray Out[] value.
+    assert not any(o.output_type in ("error", "execute_result") for o in outputs["test_softmax"])
+    assert any(o.output_type == "stream" and o.name == "stderr" and "softmax" in o.text
                for o in outputs["test_softmax"])
+    from nbgrader.utils import determine_grade
+
+    softmax_test = next(c for c in notebook.cells
+                        if c.metadata.get("nbgrader", {}).get("grade_id") == "test_softmax")
+    assert determine_grade(softmax_test)[0] == 0
     assert "not yet implemented" in text("test_softmax")
     final = text("selfcheck_all")
     assert "1 of 9 parts pass" in final

@@ -110,13 +110,13 @@ def _concat_width_as_dk_h(H):
     return np.moveaxis(H, -3, -1).reshape(*H.shape[:-3], T, d_k * h)  # (..., T, d_k, h)
 
 
-def _mha(project=True, scale=None, heads=None, flip_mask=False):
+def _mha(project=True, scale=None, heads=None, flip_mask=False, head_axis=True):
     """multi_head_attention with one step done wrong."""
     def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
         X = np.asarray(X)
+        if (flip_mask or not head_axis) and mask is None:
+            raise ValueError("this mistake needs a mask")
         if flip_mask:
-            if mask is None:
-                raise ValueError("this mistake needs a mask")
             mask = np.swapaxes(np.asarray(mask, dtype=bool), -1, -2)
         Q, K, V = (ref.split_heads(X @ W, num_heads) for W in (W_q, W_k, W_v))
         if scale is not None:
@@ -127,8 +127,9 @@ def _mha(project=True, scale=None, heads=None, flip_mask=False):
             weights = ref.softmax(scores, axis=-1)
             heads_out = weights @ V
         else:
-            heads_out, weights = ref.attention(Q, K, V, None if mask is None else
-                                               np.expand_dims(np.asarray(mask), -3))
+            if mask is not None and head_axis:
+                mask = np.expand_dims(np.asarray(mask), -3)  # (..., 1, T, T)
+            heads_out, weights = ref.attention(Q, K, V, mask)
         C = ref.concat_heads(heads_out)
         out = C @ W_o if project else C
         return out, (weights if heads is None else heads(weights))
@@ -193,11 +194,11 @@ CATALOGUE = {
                 "拼接前要先把轴换回 (..., T, h, d_k)，再 reshape；直接 reshape 会把不同词的数字拼在一起。",
                 "Swap the axes back to (..., T, h, d_k) before reshaping; a direct reshape glues different tokens together."),
         Mistake("concat_heads/heads-in-reverse-order", _concat_reversed,
-                "头的顺序反了：头 1 在最前面。",
-                "The heads are in reverse order: head 1 comes first."),
+                "头的顺序反了：头 0 在最前面。",
+                "The heads are in reverse order: head 0 comes first."),
         Mistake("concat_heads/width-as-d_k-h", _concat_width_as_dk_h,
-                "拼接的宽度顺序应该是 (h, d_k)：先放完头 1 的 d_k 个数，再放头 2 的。",
-                "Lay the width out as (h, d_k): all d_k numbers of head 1, then head 2's."),
+                "拼接的宽度顺序应该是 (h, d_k)：先放完头 0 的 d_k 个数，再放头 1 的。",
+                "Lay the width out as (h, d_k): all d_k numbers of head 0, then head 1's."),
     ],
     "output_projection": [
         Mistake("output_projection/W_o-transposed", lambda C, W_o: np.asarray(C) @ np.asarray(W_o).T,
@@ -223,6 +224,14 @@ CATALOGUE = {
                 "掩码被转置了（因果掩码的三角形朝向反了）：mask[i, j] 说的是第 i 个位置能否看第 j 个位置。",
                 "The mask is transposed (a causal triangle points the wrong way): mask[i, j] "
                 "says whether position i may see position j."),
+        Mistake("multi_head_attention/mask-without-head-axis", _mha(head_axis=False),
+                "掩码少了头这一维：(B, T, T) 的掩码对上 (B, h, T, T) 的分数时，B 会和头数 h "
+                "对齐，B 等于 h 时不报错，却把第 b 个序列的掩码给了第 b 个头。先用 "
+                "mask[..., None, :, :] 给它加上头的轴，每个头才都拿到自己序列的掩码。",
+                "The mask lacks its head axis: set against (B, h, T, T) scores, a (B, T, T) "
+                "mask lines B up with the heads, so with B = h there is no error, but "
+                "sequence b's mask goes to head b. Add the axis first, mask[..., None, :, :], "
+                "so that every head gets its own sequence's mask."),
         Mistake("multi_head_attention/weights-of-one-head",
                 (_mha(heads=lambda w: w[..., 0, :, :]), _mha(heads=lambda w: w[..., -1, :, :])),
                 "只返回了一个头（第一个或最后一个）的注意力权重：应该返回所有头的，形状 (..., h, T, T)。",
