@@ -381,3 +381,29 @@ def test_the_shape_flow_figure_shows_every_step_and_its_shape(language):
     for box, (name, axes, array) in zip(boxes, steps):
         assert name in box and str(array.shape) in box
         assert "(" + ", ".join(axes) + ")" in box
+
+
+# ------------------------------------------------------------------ word vectors
+
+# Which of cat, dog and car each feature the demo may name is true of.
+TRUE_OF = {"是动物": {"猫", "狗"}, "毛茸茸": {"猫", "狗"}, "能当宠物": {"猫", "狗"},
+           "会叫": {"猫", "狗"}, "会跑": {"猫", "狗", "汽车"}, "有轮子": {"汽车"}}
+
+
+def test_every_number_of_cat_dog_and_car_is_named(capsys):
+    """The demo once showed 猫, 狗 and 汽车 as four numbers each, never saying what they were."""
+    shown = printed(capsys, show.word_vectors, solutions.dot_product)
+    for vector in show.PETS.values():
+        assert len(vector) == len(show.PETS_FEATURES)
+    for zh, en in show.PETS_FEATURES:
+        assert zh in shown and en in shown
+
+
+def test_the_named_features_agree_with_cat_dog_and_car():
+    for index, (feature, _) in enumerate(show.PETS_FEATURES):
+        assert feature in TRUE_OF, f"say in TRUE_OF which of cat, dog and car are {feature}"
+        for word, vector in show.PETS.items():
+            if word in TRUE_OF[feature]:
+                assert vector[index] >= 0.5, (word, feature, vector)
+            else:
+                assert vector[index] == 0, (word, feature, vector)

@@ -50,25 +50,33 @@ def percent(weights):
 
 # ------------------------------------------------------------------ 1. word vectors
 
-FRANCE = {"法国": [1, 1, 0]}
 FRANCE_FEATURES = (("跟语言有关", "about a language"), ("是长大的地方", "a place one grows up in"),
                    ("是一个动作", "an action"))
-PETS_FEATURES = (("毛茸茸", "furry"), ("是动物", "an animal"), ("有轮子", "has wheels"),
-                 ("能当宠物", "a pet"))
-PETS = {"猫": [0.9, 1.0, 0.0, 0.9], "狗": [0.8, 1.0, 0.0, 0.9], "汽车": [0.0, 0.0, 1.0, 0.1]}
+PETS_FEATURES = (("是动物", "an animal"), ("毛茸茸", "furry"), ("会跑", "moves"),
+                 ("有轮子", "has wheels"))
+PETS = {"猫": [1.0, 0.9, 1.0, 0.0], "狗": [1.0, 0.8, 1.0, 0.0], "汽车": [0.0, 0.0, 1.0, 1.0]}
+
+
+def feature_names(features):
+    return pick(("、", ", ")).join(say(zh, en) for zh, en in features)
 
 
 @needs_student_code
 def word_vectors(dot_product):
-    names = [say(zh, en) for zh, en in FRANCE_FEATURES]
-    print(say("法国 = [1, 1, 0]，三个数依次表示：", "法国 (France) = [1, 1, 0]; the numbers mean:"),
-          pick(("、", ", ")).join(names))
+    print(say("法国 = [1, 1, 0]，三个数依次表示：", "法国 (France) = [1, 1, 0]; the numbers mean: ")
+          + feature_names(FRANCE_FEATURES))
+    print(say("猫、狗、汽车各用 4 个数，依次表示：",
+              "猫 (cat), 狗 (dog) and 汽车 (car) get 4 numbers each, meaning: ")
+          + feature_names(PETS_FEATURES))
     for word, vector in PETS.items():
         print(f"  {word} = {vector}")
     cat, dog, car = (np.array(PETS[w]) for w in ("猫", "狗", "汽车"))
     pet_dog, pet_car = dot_product(cat, dog), dot_product(cat, car)
     print(f"猫·狗 = {float(pet_dog):.2f}    猫·汽车 = {float(pet_car):.2f}")
-    print(say("像的词，点积大；不像的词，点积小。", "Similar words score high, unlike words low."))
+    shared = [name for name, a, b in zip(PETS_FEATURES, cat, car) if a and b]
+    print(say(f"猫和狗四个数都差不多，点积大；猫和汽车只在「{feature_names(shared)}」上相同，点积小。",
+              f"Cat and dog are close on all four numbers, so their dot product is large; cat and "
+              f"car share only \"{feature_names(shared)}\", so theirs is small."))
     return float(pet_dog), float(pet_car)
 
 
