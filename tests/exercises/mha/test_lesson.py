@@ -83,7 +83,18 @@ def test_the_prose_states_the_facts_and_none_of_the_story_errors(language):
         assert error not in text, error
 
 
-def render_plots(language, no_cjk):
+def run_python(script, **env_changes):
+    """The last line ``script`` prints, as JSON, from a fresh process with ``env_changes``."""
+    env = dict(os.environ)
+    env.pop("MHAKIT_PLOTS_NO_CJK", None)
+    env.update(env_changes)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def render_plots(language, no_cjk, **env_changes):
     """Draw every figure in a fresh process; return (font, labels, warnings)."""
     script = f"""
 import json, warnings
@@ -104,14 +115,9 @@ with warnings.catch_warnings(record=True) as caught:
 labels = [t.get_text() for f in figures for t in f.findobj(matplotlib.text.Text)]
 print(json.dumps([plots.chinese_font(), labels, [str(w.message) for w in caught]]))
 """
-    env = dict(os.environ)
-    env.pop("MHAKIT_PLOTS_NO_CJK", None)
     if no_cjk:
-        env["MHAKIT_PLOTS_NO_CJK"] = "1"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        env_changes["MHAKIT_PLOTS_NO_CJK"] = "1"
+    return run_python(script, **env_changes)
 
 
 def has_chinese(labels):
@@ -126,14 +132,69 @@ def test_without_a_chinese_font_the_figures_fall_back_cleanly(language):
     assert labels and not has_chinese(labels)
 
 
+def need_a_chinese_font(reason):
+    """Skip on a machine without one; fail in CI, which installs fonts-wqy-microhei
+    (.ci/run), so that a font the figures cannot find is never a silent skip there."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must draw the figures in Chinese, but {reason}. .ci/run installs "
+                    "fonts-wqy-microhei: is it installed, and does plots.chinese_font() find it?")
+    pytest.skip(f"{reason} (CI installs fonts-wqy-microhei)")
+
+
 @pytest.mark.slow
 def test_with_a_chinese_font_the_figures_speak_chinese_without_missing_glyphs():
     font, labels, warnings = render_plots("zh", no_cjk=False)
     if font is None:
-        pytest.skip("no font with Chinese glyphs on this machine (CI installs fonts-wqy-microhei)")
+        need_a_chinese_font("no font with Chinese glyphs was found on this machine")
     assert warnings == [] and has_chinese(labels)
     _, english, english_warnings = render_plots("en", no_cjk=False)
     assert english_warnings == [] and "who lends" in " ".join(english)
+
+
+# matplotlib's font cache as it is on a machine where the Chinese font was installed after
+# matplotlib first ran: every other font of the machine, none that draws Chinese.
+STALE_FONT_CACHE = """
+import json, os
+import matplotlib
+from matplotlib import font_manager
+from tests.mha_exercise import plots
+cache = os.path.join(matplotlib.get_cachedir(), f"fontlist-v{font_manager.FontManager.__version__}.json")
+font_manager.fontManager.ttflist = [font for font in font_manager.fontManager.ttflist
+                                    if not plots._has_glyph(font.fname)]
+font_manager.json_dump(font_manager.fontManager, cache)
+print(json.dumps(os.path.exists(cache)))
+"""
+FONTS_IN_THE_CACHE = """
+import json
+from matplotlib import font_manager
+from tests.mha_exercise import plots
+print(json.dumps([font.name for font in font_manager.fontManager.ttflist
+                  if plots._has_glyph(font.fname)]))
+"""
+
+
+@pytest.mark.slow
+def test_a_chinese_font_installed_after_matplotlib_built_its_font_cache_is_found(tmp_path):
+    """matplotlib reads its font list from a cache and never looks again: the figures once
+    stayed in pinyin for a student who installed a font as the advice says."""
+    if not any(plots._has_glyph(path) for path in plots._system_chinese_font_files()):
+        need_a_chinese_font("this machine has no font file that can draw Chinese")
+    stale = {"MPLCONFIGDIR": str(tmp_path / "matplotlib")}
+    assert run_python(STALE_FONT_CACHE, **stale)
+    assert run_python(FONTS_IN_THE_CACHE, **stale) == []  # matplotlib alone knows none
+    font, labels, warnings = render_plots("zh", no_cjk=False, **stale)
+    assert font is not None, "the installed Chinese font was not found past the stale cache"
+    assert warnings == [] and has_chinese(labels)
+
+
+def test_without_fc_list_the_chinese_font_is_looked_for_where_it_usually_is(monkeypatch):
+    def no_fontconfig(*args, **kwargs):
+        raise FileNotFoundError("fc-list")
+
+    monkeypatch.setattr(plots.subprocess, "run", no_fontconfig)
+    found = plots._system_chinese_font_files()
+    if not any(plots._has_glyph(path) for path in found):
+        need_a_chinese_font("no Chinese font is in the places plots.KNOWN_CJK_FILES names")
 
 
 def test_the_three_head_figure_is_the_articles_and_the_eight_heads_the_papers():

@@ -2,11 +2,14 @@
 
 Chinese labels need a font with Chinese glyphs. Where the machine has none, every label
 falls back to English and pinyin, so that no figure ever shows empty boxes.
-(`sudo apt install fonts-wqy-microhei`, or any Noto CJK font, brings the Chinese back.)
+(`sudo apt install fonts-wqy-microhei`, or any Noto CJK font, brings the Chinese back,
+also where matplotlib had listed the machine's fonts before it was installed.)
 """
 
 import functools
+import glob
 import os
+import subprocess
 
 import numpy as np
 
@@ -14,6 +17,14 @@ from . import lending, show
 from ..wording import language
 from .show import needs_student_code
 
+# Where Chinese fonts usually are, for machines without fontconfig's fc-list.
+KNOWN_CJK_FILES = ("/usr/share/fonts/**/wqy-*.tt[cf]", "/usr/share/fonts/**/Noto*CJK*.[ot]t[cf]",
+                   "~/.local/share/fonts/**/wqy-*.tt[cf]",
+                   "~/.local/share/fonts/**/Noto*CJK*.[ot]t[cf]",
+                   "/System/Library/Fonts/PingFang.ttc", "/System/Library/Fonts/STHeiti*.ttc",
+                   "/Library/Fonts/Arial Unicode.ttf",
+                   "/System/Library/Fonts/Supplemental/Arial Unicode.ttf",
+                   "C:/Windows/Fonts/msyh.ttc", "C:/Windows/Fonts/simhei.ttf")
 CJK_FAMILIES = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC",
                 "Noto Sans SC", "Source Han Sans SC", "Microsoft YaHei", "SimHei",
                 "PingFang SC", "Heiti SC", "Arial Unicode MS")
@@ -34,12 +45,46 @@ def chinese_font():
     """The family of an installed font that can draw Chinese, or None."""
     if os.environ.get("MHAKIT_PLOTS_NO_CJK"):  # lets the tests try a machine without one
         return None
+    return _chinese_font_matplotlib_knows() or _add_a_system_chinese_font()
+
+
+def _chinese_font_matplotlib_knows():
     from matplotlib import font_manager
     fonts = font_manager.fontManager.ttflist
     # "Last Resort" fonts claim every character but draw only placeholder boxes.
     usable = [f for f in fonts if "last resort" not in f.name.lower()]
     ranked = sorted(usable, key=lambda f: f.name not in CJK_FAMILIES)
     return next((f.name for f in ranked if _has_glyph(f.fname)), None)
+
+
+def _system_chinese_font_files():
+    """Font files fontconfig says can draw Chinese, else those in the usual places."""
+    try:
+        listed = subprocess.run(["fc-list", "--format", "%{file}\n", ":lang=zh"],
+                                capture_output=True, text=True, timeout=60).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):  # no fontconfig: Windows, most Macs
+        listed = []
+    paths = [path for path in listed if path.strip()]
+    if not paths:
+        paths = [path for pattern in KNOWN_CJK_FILES
+                 for path in sorted(glob.glob(os.path.expanduser(pattern), recursive=True))]
+    return list(dict.fromkeys(paths))
+
+
+def _add_a_system_chinese_font():
+    """matplotlib lists only the fonts its cache (fontlist-*.json) found when it was
+    built: a font installed afterwards, as the module's docstring advises, is missing
+    from it until the cache is deleted. Find such a font and add it for this session."""
+    from matplotlib import font_manager, ft2font
+    for path in _system_chinese_font_files():
+        if "last resort" in os.path.basename(path).lower() or not _has_glyph(path):
+            continue
+        try:
+            font_manager.fontManager.addfont(path)
+            return ft2font.FT2Font(path).family_name
+        except (OSError, RuntimeError, ValueError):
+            continue
+    return None
 
 
 def chinese():
