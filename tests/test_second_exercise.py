@@ -90,7 +90,8 @@ def test_the_exercise_loads_from_its_folder_beside_the_kits_own_second_exercise(
 def test_the_generated_files_match_a_fresh_build_second_exercise():
     files = exercise_files(EXERCISE)
     assert set(files) == {FOLDER / "release_layout.json",
-                          FOLDER / "shipped" / "fingerprints.json"}
+                          FOLDER / "shipped" / "fingerprints.json",
+                          FOLDER / "shipped" / "known_answers.json"}
     for path, text in files.items():
         assert path.read_text(encoding="utf-8") == text, (
             f"{path.relative_to(REPO)} is stale, run "
