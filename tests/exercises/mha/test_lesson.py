@@ -468,3 +468,21 @@ def test_the_named_features_agree_with_cat_dog_and_car():
                 assert vector[index] >= 0.5, (word, feature, vector)
             else:
                 assert vector[index] == 0, (word, feature, vector)
+
+
+def test_every_demo_cell_runs_with_the_reference(capsys):
+    """The demonstrations turn any error into one printed line, so a demo cell that calls
+    them with the wrong functions would still run: it must print no such line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    demos = [item for item in lesson.LESSON if isinstance(item, lesson.Demo)
+             and ("show." in item.source or "plots." in item.source)]
+    assert {"demo_shape_flow", "demo_remove_heads", "demo_word_vectors"} <= {d.id for d in demos}
+    names = {name: getattr(solutions, name) for name in EXERCISE.function_names}
+    for demo in demos:
+        for language in ("zh", "en"):
+            with speaking(language):
+                exec(demo.source, {"show": show, "plots": plots, **names})
+            shown = capsys.readouterr().out
+            assert "演示没能运行" not in shown and "could not run" not in shown, (demo.id, shown)
+            assert "先实现" not in shown and "Implement" not in shown, (demo.id, shown)
