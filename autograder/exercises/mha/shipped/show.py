@@ -74,7 +74,8 @@ def word_vectors(dot_product):
     pet_dog, pet_car = dot_product(cat, dog), dot_product(cat, car)
     print(f"猫·狗 = {float(pet_dog):.2f}    猫·汽车 = {float(pet_car):.2f}")
     shared = [name for name, a, b in zip(PETS_FEATURES, cat, car) if a and b]
-    print(say(f"猫和狗四个数都差不多，点积大；猫和汽车只在「{feature_names(shared)}」上相同，点积小。",
+    print(say(f"猫和狗四个数都差不多，点积大；"
+              f"猫和汽车只在「{feature_names(shared)}」上相同，点积小。",
               f"Cat and dog are close on all four numbers, so their dot product is large; cat and "
               f"car share only \"{feature_names(shared)}\", so theirs is small."))
     return float(pet_dog), float(pet_car)
@@ -156,9 +157,12 @@ def shape_steps(split_heads, attention, concat_heads, output_projection):
     per_head, weights = (np.asarray(a) for a in attention(Qh, Kh, Vh))
     joined = np.asarray(concat_heads(per_head))
     out = np.asarray(output_projection(joined, W_o))
+    h = lending.HEADS
     return [("输入 X", "input X", ("T", "d_model"), X),
-            ("Q、K、V：X 分别乘\nW_q、W_k、W_v", "Q, K, V: X times\nW_q, W_k, W_v", ("T", "d_model"), Q),
-            ("拆成 3 个头\n（Q、K、V 各拆一次）", "split into 3 heads\n(Q, K, V alike)", ("h", "T", "d_k"), Qh),
+            ("Q、K、V：X 分别乘\nW_q、W_k、W_v", "Q, K, V: X times\nW_q, W_k, W_v",
+             ("T", "d_model"), Q),
+            (f"拆成 {h} 个头\n（Q、K、V 各拆一次）", f"split into {h} heads\n(Q, K, V alike)",
+             ("h", "T", "d_k"), Qh),
             ("每个头的\n注意力权重", "each head's\nattention weights", ("h", "T", "T"), weights),
             ("每个头按权重\n混合 V", "each head blends\nits V by them", ("h", "T", "d_k"), per_head),
             ("拼接", "concatenate", ("T", "h·d_k"), joined),
@@ -183,7 +187,8 @@ def six_head_role(head):
 def remove_each_head(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, head)
                for head in range(lending.REDUNDANT_HEADS)]
-    print(say("一次去掉一个头，看「借」的输出变了多少（变化的长度 ÷ 输出的长度，后者取去掉前后的平均）：",
+    print(say("一次去掉一个头，看「借」的输出变了多少"
+              "（变化的长度 ÷ 输出的长度，后者取去掉前后的平均）：",
               "Removing one head at a time, how much 借's output changes (the change's length "
               "÷ the output's length, averaged before and after):"))
     labels = [say(f"去掉头 {head}（{zh}）", f"without head {head} ({en})")
