@@ -13,6 +13,9 @@ from functools import partial
 
 import numpy as np
 
+from ..selfcheck.fingerprints import first_named
+from ..selfcheck.known_answers import by_call
+from ..selfcheck.structure import structural_namer, structures_of
 from ..selfcheck.wording import pick
 
 
@@ -65,8 +68,12 @@ def name_by_variants(exercise, function, args, kwargs, got, language):
 
 
 def namer(exercise):
-    """``name_by_variants`` for one exercise, as the checks' runner takes it."""
-    return partial(name_by_variants, exercise)
+    """``name_by_variants`` for one exercise, as the checks' runner takes it; where no
+    variant matches, the structure of the wrong result against the known answer of the
+    public call (never the reference on inputs the child may have chosen)."""
+    return first_named(partial(name_by_variants, exercise),
+                       structural_namer(structures_of(exercise.shipped),
+                                        partial(by_call, exercise.shipped_folder)))
 
 
 def _same_output(got, wrong, tolerance):

@@ -12,14 +12,20 @@ from the others (``Function.own_pieces``) also get a 0-point check with the stud
 pieces, for feedback. The quiz's questions are checked against its key.
 """
 
+from functools import partial
+
 import numpy as np
 
+from ..selfcheck.failed_call import RAISED
 from ..selfcheck.fingerprints import with_mistake
-from ..selfcheck.framework import (HIDDEN, Checks, CheckFailed, expect_array,
+from ..selfcheck.framework import (HIDDEN, Checks, CheckFailed, StudentRaised, expect_array,
                                    expect_inputs_unchanged, kind_with_length)
+from ..selfcheck.structure import diagnose as diagnose_structure, safely, structures_of
 from ..selfcheck.wording import language, pick, say, shapes_of
+from ..sandbox import deliver
 from ..sandbox.sanitize import numbers_of, shown_against, student_text
 from .diagnosis import diagnose
+from .planning import PlanningStudent
 
 TOLERANCE = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-9),
              np.dtype(np.float32): dict(rtol=2e-4, atol=1e-5)}
@@ -34,15 +40,21 @@ def _as_float32(value):
 def compare(student, exercise, name, args, kwargs, stand_ins=True, check_dtype=False,
             readonly=False):
     """Shape, dtype and values of one call against the reference; a wrong value is
-    compared with the exercise's catalogue of common mistakes, which may name it.
+    compared with the exercise's catalogue of common mistakes, which may name it, and
+    else with the right value's structure (selfcheck/structure.py).
 
     What the returned value chose, its shape or its length, is shown only in the call's
     public numbers (sanitize.shape_text), and a failure to read it only sanitised: a
     submission could otherwise write its hidden inputs into its own feedback."""
     expected = exercise.reference[name](*args, **kwargs)
-    got = student.call(name, *args, stand_ins=stand_ins, readonly=readonly, **kwargs)
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
     tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
+    structural = partial(_structural, student, exercise, name, args, kwargs, expected,
+                         tolerance, dict(stand_ins=stand_ins, readonly=readonly))
+    try:
+        got = student.call(name, *args, stand_ins=stand_ins, readonly=readonly, **kwargs)
+    except StudentRaised as failure:
+        raise _named(failure, structural(RAISED)) from None
     shapes = shapes_of([a for a in args if isinstance(a, np.ndarray)])
     show = shown_against(args, kwargs, expected)
     returns = exercise.function(name).returns
@@ -51,17 +63,46 @@ def compare(student, exercise, name, args, kwargs, stand_ins=True, check_dtype=F
             _expect(got, expected, returns, shapes, dict(tolerance, check_dtype=check_dtype),
                     show)
         except CheckFailed as failure:
-            mistake = None if failure.tags else diagnose(exercise, name, args, kwargs, got,
-                                                         tolerance)
-            if mistake is None:
+            if failure.tags:
                 raise
-            raise CheckFailed(with_mistake(failure, mistake.text(language()), language()),
-                              tags=(mistake.id,)) from None
+            mistake = diagnose(exercise, name, args, kwargs, got, tolerance)
+            raise _named(failure, structural(got) if mistake is None else mistake) from None
     except CheckFailed:
         raise
     except Exception as error:  # noqa: BLE001 - numpy's words about a value the child chose
         raise CheckFailed(say("unchecked", error=student_text(
             f"{type(error).__name__}: {error}", numbers_of(args, kwargs, expected)))) from None
+
+
+def _named(failure, mistake):
+    """``failure`` with the mistake (catalogued or structural) it was recognised as."""
+    if mistake is None:
+        return failure
+    return CheckFailed(with_mistake(failure, mistake.text(language()), language()),
+                       tags=(mistake.id,))
+
+
+def _structural(student, exercise, name, args, kwargs, expected, tolerance, options, got):
+    """The structural diagnosis of a wrong (or raising) call on the grader's inputs."""
+    return safely(diagnose_structure, structures_of(exercise.shipped).get(name), args,
+                  kwargs, got, expected, tolerance, _call_again(student, exercise, name,
+                                                                options))
+
+
+def _call_again(student, exercise, name, options):
+    """The student's function on a batch item that the grader cut from its own inputs,
+    with the right result there: the reference on that item, as a check's planned call
+    (its stand-ins answered from the reference's own calls on the item)."""
+    live = getattr(student, "live", student)
+
+    def call(args, kwargs):
+        planner = PlanningStudent(exercise.reference)
+        right = planner.call(name, *args, **options, **kwargs)
+        if not hasattr(live, "run_calls"):
+            return live.call(name, *args, **options, **kwargs), right
+        planned = planner.calls[-1]
+        return deliver(planned, live.run_calls([planned])[0]), right
+    return call
 
 
 def _expect(got, expected, returns, shapes, tol, show):

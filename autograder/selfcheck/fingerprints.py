@@ -15,6 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .failed_call import RAISED
+from .structure import structural_namer, structures_of
+
 TABLE_NAME = "fingerprints.json"
 MISTAKE_LABEL = {"zh": "可能的错误：", "en": "Likely mistake: "}
 
@@ -67,8 +70,26 @@ def _table(folder):
 
 
 def namer_for(shipped):
-    """``name_mistake`` with the table of the exercise's shipped package ``shipped``."""
-    return partial(name_mistake, str(Path(shipped.__file__).parent))
+    """The self-check's namer for the exercise's shipped package ``shipped``: a catalogued
+    mistake by its fingerprint first, else a diagnosis from the structure of the wrong
+    result against the known answer of that public call."""
+    from .known_answers import by_call  # which reads its keys from this module
+
+    folder = str(Path(shipped.__file__).parent)
+    return first_named(partial(name_mistake, folder),
+                       structural_namer(structures_of(shipped), partial(by_call, folder)))
+
+
+def first_named(catalogued, structural):
+    """A namer that asks the catalogue first and the structure only when the catalogue
+    names nothing. A call that raised has no result the catalogue could know."""
+    def name(function, args, kwargs, value, language, student=None):
+        if value is not RAISED:
+            named = catalogued(function, args, kwargs, value, language)
+            if named:
+                return named
+        return structural(function, args, kwargs, value, language, student=student)
+    return name
 
 
 def name_mistake(folder, name, args, kwargs, value, language):

@@ -8,6 +8,7 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 
+from .failed_call import Watched
 from .fingerprints import namer_for, with_mistake
 from .framework import PUBLIC, CheckFailed, InProcessStudent, NotImplementedYet, short
 from .notebook import graded_cells, run_cells
@@ -36,17 +37,19 @@ class Result:
 def run_check(check, student, rng=None, namer=None):
     """A check passes by returning; what it returns (if anything) is a note to show.
 
-    A failure that names no mistake itself is given to ``namer`` with the last call:
-    from fingerprints in the self-check, from the wrong variants in the grader.
+    A failure that names no mistake itself is given to ``namer`` with the call it failed
+    on (also one that raised) and the student's handle, for calling it again on a batch
+    item: from fingerprints or the wrong variants, else from the structure of the result.
     """
+    watched = Watched(student)
     try:
-        note = check.run(student, rng)
+        note = check.run(watched, rng)
     except NotImplementedYet as missing:
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
         message, tags = str(failure), failure.tags
-        last_call = getattr(student, "last_call", None)
-        named = None if tags or not last_call or not namer else namer(*last_call, language())
+        failed = None if tags or not namer else watched.failed_call(failure)
+        named = namer(*failed, language(), student=student) if failed else None
         if named:
             tags = (named[0],)
             message = with_mistake(message, named[1], language())
