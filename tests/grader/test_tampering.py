@@ -89,9 +89,12 @@ def test_outputs_copied_into_a_cell_that_never_ran_are_planted(honest_runs):
 def test_a_result_other_than_the_checks_own_is_planted(honest_runs):
     notebook = copy.deepcopy(honest_runs["carol_unimplemented"])
     [cell] = cells_with(notebook, "test_attention")
-    [result] = [o for o in cell["outputs"] if o["output_type"] == "execute_result"]
-    assert "".join(result["data"]["text/plain"]) == "0.0"  # what check() returns, honestly
-    result["data"]["text/plain"] = ["16"]
+    # check() returns nothing: it tells Validate "not implemented" on stderr.
+    assert not [o for o in cell["outputs"] if o["output_type"] == "execute_result"]
+    assert any(o["output_type"] == "stream" and o["name"] == "stderr" for o in cell["outputs"])
+    cell["outputs"].append({"output_type": "execute_result", "metadata": {},
+                            "execution_count": cell["execution_count"],
+                            "data": {"text/plain": ["16"]}})  # nbgrader reads it as 16 points
     assert find_tampering(notebook, EXERCISE) == [
         "test cell test_attention holds outputs that running it cannot produce"]
 

@@ -188,7 +188,7 @@ def every_feedback(reference_answers):
     submissions = [edited(reference_answers, function, edits)
                    for function, edits in EDITS.values()]
     submissions += [edited(reference_answers, function, edits)
-                    for function, edits, _ in GENERAL.values()]
+                    for function, edits in GENERAL.values()]
     return [feedback_texts(grade_answers(answers, seed=SEED, language=language))
             for answers in submissions for language in ("zh", "en")]
 

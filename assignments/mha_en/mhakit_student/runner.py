@@ -8,12 +8,18 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 
+from .failed_call import Watched
 from .fingerprints import namer_for, with_mistake
 from .framework import PUBLIC, CheckFailed, InProcessStudent, NotImplementedYet, short
 from .notebook import graded_cells, run_cells
 from .wording import language, say
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
+# The quiz's key stays with the instructor: its public checks see only that every question
+# has an answer of the right form, so its row can say no more than that.
+ANSWERED = "answered"
+QUIZ = "quiz"
+DONE = (PASSED, ANSWERED)  # all the self-check can tell: nothing is left to do
 
 
 @dataclass
@@ -31,17 +37,19 @@ class Result:
 def run_check(check, student, rng=None, namer=None):
     """A check passes by returning; what it returns (if anything) is a note to show.
 
-    A failure that names no mistake itself is given to ``namer`` with the last call:
-    from fingerprints in the self-check, from the wrong variants in the grader.
+    A failure that names no mistake itself is given to ``namer`` with the call it failed
+    on (also one that raised) and the student's handle, for calling it again on a batch
+    item: from fingerprints or the wrong variants, else from the structure of the result.
     """
+    watched = Watched(student)
     try:
-        note = check.run(student, rng)
+        note = check.run(watched, rng)
     except NotImplementedYet as missing:
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
         message, tags = str(failure), failure.tags
-        last_call = getattr(student, "last_call", None)
-        named = None if tags or not last_call or not namer else namer(*last_call, language())
+        failed = None if tags or not namer else watched.failed_call(failure)
+        named = namer(*failed, language(), student=student) if failed else None
         if named:
             tags = (named[0],)
             message = with_mistake(message, named[1], language())
@@ -60,7 +68,9 @@ def summarize(results):
         if not mine:
             continue
         first_bad = next((r for r in mine if r.status != PASSED), None)
-        if first_bad is None:
+        if first_bad is None and function == QUIZ:
+            rows.append((function, ANSWERED, say("quiz-answered")))
+        elif first_bad is None:
             rows.append((function, PASSED, say("all-pass", count=len(mine))))
         else:
             passed = sum(r.status == PASSED for r in mine)
@@ -87,9 +97,10 @@ def _width(text):
 TABLE_WORDS = {
     "zh": {"headers": ("函数 function", "状态 status", "说明 details"),
            PASSED: "通过 passed", FAILED: "未通过 failed", NOT_IMPLEMENTED: "未实现 not yet implemented",
+           ANSWERED: "已作答 answered",
            "summary": "{passed} of {total} parts pass. / {total} 个部分中有 {passed} 个通过。"},
     "en": {"headers": ("function", "status", "details"),
-           PASSED: PASSED, FAILED: FAILED, NOT_IMPLEMENTED: NOT_IMPLEMENTED,
+           PASSED: PASSED, FAILED: FAILED, NOT_IMPLEMENTED: NOT_IMPLEMENTED, ANSWERED: ANSWERED,
            "summary": "{passed} of {total} parts pass."},
 }
 
@@ -97,7 +108,7 @@ TABLE_WORDS = {
 def format_table(rows, chosen=None):
     """A plain-text table, failures first, aligned for Chinese text too."""
     words = TABLE_WORDS[chosen or language()]
-    order = {FAILED: 0, NOT_IMPLEMENTED: 1, PASSED: 2}
+    order = {FAILED: 0, NOT_IMPLEMENTED: 1, ANSWERED: 2, PASSED: 2}
     rows = sorted(rows, key=lambda row: order[row[1]])
     shown = [(name, words[status], detail) for name, status, detail in rows]
     headers = words["headers"]
@@ -107,7 +118,7 @@ def format_table(rows, chosen=None):
         cells = [str(row[i]) + " " * (widths[i] - _width(str(row[i]))) for i in range(2)]
         lines.append("  ".join(cells + [str(row[2])]))
     lines.insert(1, "-" * (sum(widths) + 4 + 40))
-    passed = sum(r[1] == PASSED for r in rows)
+    passed = sum(r[1] in DONE for r in rows)
     lines.append("\n" + words["summary"].format(passed=passed, total=len(rows)))
     return "\n".join(lines)
 
@@ -133,8 +144,9 @@ def check(*functions):
 
     ``check()`` prints the table for everything and never raises, so Run All reaches the
     end. ``check("<part>")``, in a test cell, prints that part's row and then tells
-    nbgrader's Validate button how it went: a wrong answer raises AssertionError, a part
-    not implemented yet gives 0 (a failing score without a traceback), a pass gives nothing.
+    nbgrader's Validate button how it went: a wrong answer raises AssertionError; a part
+    not implemented yet writes one line to stderr, which Validate scores 0 (a failing
+    score, without a traceback or a stray ``Out[]`` value); a pass gives nothing.
     """
     namespace = sys._getframe(1).f_globals
     rows = summarize(public_results(InProcessStudent(namespace), functions or None))
@@ -144,8 +156,9 @@ def check(*functions):
     wrong = [row for row in rows if row[1] == FAILED]
     if wrong:
         raise AssertionError("; ".join(f"{name}: {detail}" for name, _, detail in wrong))
-    if any(row[1] == NOT_IMPLEMENTED for row in rows):
-        return 0.0
+    missing = [name for name, status, _ in rows if status == NOT_IMPLEMENTED]
+    if missing:
+        print(say("validate-scores-zero", names=", ".join(missing)), file=sys.stderr)
     return None
 
 
@@ -165,4 +178,4 @@ def main(argv=None):
         print(f"cell {cell_id} did not run: {short(error)}", file=sys.stderr)
     rows = summarize(public_results(InProcessStudent(namespace)))
     print(format_table(rows))
-    return 0 if all(row[1] == PASSED for row in rows) else 1
+    return 0 if all(row[1] in DONE for row in rows) else 1

@@ -59,6 +59,11 @@ TEXTS = {
     "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
     "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
     "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),
+    "quiz-answered": ("每道题都已作答；答案不随作业发放，提交后评分时才判对错",
+                      "every question has an answer; graded later, since the key is not "
+                      "shipped with the assignment"),
+    "validate-scores-zero": ("{names} 还没有实现，Validate 把这一格记为 0 分",
+                             "{names}: not implemented yet, so Validate scores this cell 0"),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
     # a child process lost while grading: "{gone}" is one of the "gone-" phrases
@@ -84,6 +89,89 @@ TEXTS = {
     "gone-no-jail": ("无法在隔离环境里启动（评分机器的问题）",
                      "could not be started inside the jail (a problem of the grading machine)"),
     "quiz-wrong": ("不对。{explanation}", "not correct. {explanation}"),
+    # structural diagnoses (structure.py): what a wrong result's shape of error says.
+    # They name sizes and axes, never a number of the inputs.
+    "structure-of-part": ("{part}：{text}", "{part}: {text}"),
+    "structure-result-number": ("第 {number} 个结果", "result {number}"),
+    "structure-factor": ("每个数都差同一个倍数：{phrase}。",
+                         "Every entry is off by the same factor: {phrase}."),
+    "structure-factor-ambiguous": ("每个数都差同一个倍数：{phrases}（这几个量在这组输入上恰好"
+                                   "相等，分不出是哪一个）。",
+                                   "Every entry is off by the same factor: {phrases} (these "
+                                   "are equal on these inputs, so the check cannot tell which)."),
+    "structure-or": ("；或者", "; or "),
+    "structure-factor-unknown": ("每个数都差同一个倍数，但它不等于这次调用的任何一个尺寸"
+                                 "（{sizes}）：看看是不是多了或少了一步缩放，或者缩放用错了量。",
+                                 "Every entry is off by the same factor, which equals none of "
+                                 "this call's sizes ({sizes}): look for a scaling step too many "
+                                 "or missing, or one by the wrong amount."),
+    "structure-factor-unnamed": ("每个数都差同一个倍数：看看是不是多了或少了一步缩放，或者缩放"
+                                 "用错了量。",
+                                 "Every entry is off by the same factor: look for a scaling "
+                                 "step too many or missing, or one by the wrong amount."),
+    "structure-phrase-missing": ("还没有除以 {right}", "the division by {right} is missing"),
+    "structure-phrase-times": ("多乘了一个 {size}（或者少除了一个 {size}）",
+                               "there is a factor {size} too many (or a division by {size} "
+                               "missing)"),
+    "structure-phrase-over": ("多除了一个 {size}", "it is divided by {size} once too often"),
+    "structure-phrase-over-instead": ("除以的是 {size}，应该除以 {right}",
+                                      "it is divided by {size} where it should be divided by "
+                                      "{right}"),
+    "structure-phrase-times-instead": ("乘上了 {size}，其实应该除以 {right}",
+                                       "it is multiplied by {size} where it should be divided "
+                                       "by {right}"),
+    "structure-phrase-sign": ("正负号反了", "the sign is flipped"),
+    "structure-named-axis": ("{name} 轴", "the {name} axis"),
+    "structure-numbered-axis": ("第 {axis} 轴（即 axis={negative}）",
+                                "axis {axis} (that is, axis={negative})"),
+    "structure-reversed": ("数值都对，但{axis}上的顺序整个反过来了：第一个和最后一个换了位置。",
+                           "The values are right, but along {axis} they come in reverse order: "
+                           "the first and the last have changed places."),
+    "structure-swapped": ("数值都对，只是轴的顺序成了 {got}，应该是 {expected}：{first}和"
+                          "{second}对调了。",
+                          "The values are right, but the axes come in the order {got} "
+                          "instead of {expected}: {first} and {second} are swapped."),
+    "structure-permuted": ("数值都对，只是轴的顺序成了 {got}，应该是 {expected}。",
+                           "The values are right, but the axes come in the order {got} "
+                           "instead of {expected}."),
+    "structure-reordered": ("每个数都对，但有些放错了位置：看看 reshape 按什么顺序读各个轴，"
+                            "以及它需要的 swapaxes（或 transpose）是不是在 reshape 之前做了。",
+                            "Every number is right, but some are in the wrong places: check "
+                            "in which order the reshape reads the axes, and whether the "
+                            "swapaxes (or transpose) it needs comes before it."),
+    "structure-other-axis": ("结果沿{got}加起来是 1，应该沿{expected}：归一化用错了轴。",
+                             "The result sums to 1 along {got}; it should along {expected}: "
+                             "the normalisation uses the wrong axis."),
+    "structure-whole": ("整个结果加起来是 1：归一化时对整个数组求了和，应该只沿{expected}求和"
+                        "（keepdims=True）。",
+                        "The whole result sums to 1: the normalisation sums the whole array; "
+                        "sum along {expected} only (with keepdims=True)."),
+    "structure-row-factor": ("沿{axis}的每一组数都和正确值成比例，只是各差一个倍数：除以的和"
+                             "不对，应该除以这一组自己的和，每组加起来才是 1。",
+                             "Along {axis}, each group of entries is proportional to the right "
+                             "one, but each is off by its own factor: the division uses the "
+                             "wrong sum; divide by the group's own sum, so that each sums to 1."),
+    "structure-found-nan": ("有 NaN", "contains NaN"),
+    "structure-found-wrong": ("数值不对", "has wrong values"),
+    "structure-batch-wrong": ("算错了", "gives wrong values"),
+    "structure-batch-raised": ("抛出了异常", "raises an exception"),
+    "structure-batch-axes": ("每一项单独算（不带前面的批量维）都对，带着批量维 {shape} 一起算"
+                             "就{found}：.T、np.dot 和不带参数的 transpose() 也会动到批量维；"
+                             "换成只作用于最后几维的写法，比如 np.swapaxes(x, -1, -2)、@ 和 "
+                             "axis=-1。",
+                             "Each item alone (without the leading batch axes) comes out "
+                             "right, but with the batch axes {shape} it {found}: .T, np.dot "
+                             "and transpose() without arguments act on the batch axes too; "
+                             "use what acts on the last axes only, such as "
+                             "np.swapaxes(x, -1, -2), @ and axis=-1."),
+    "structure-more-batch-axes": ("少一个批量维时是对的，带着全部 {count} 个批量维 {shape} "
+                                  "就{found}：是不是从前往后数，写死了轴的编号（比如 "
+                                  "transpose(0, 2, 1)）？用负数编号的轴（-1、-2），就不受批量维"
+                                  "个数的影响。",
+                                  "Right with one leading batch axis fewer, but with all "
+                                  "{count} batch axes {shape} it {found}: are the axes numbered "
+                                  "from the front (transpose(0, 2, 1), say)? Negative axes "
+                                  "(-1, -2) work whatever the number of batch axes."),
 }
 
 

@@ -53,7 +53,7 @@ REWRITES = {
         ("return per_token.reshape(*per_token.shape[:-2], num_heads * d_k)",
          "return np.concatenate(list(np.moveaxis(H, -3, 0)), axis=-1)")]),
 }
-CORPUS = {**EDITS, **{id_: entry[:2] for id_, entry in GENERAL.items()}, **UNLISTED,
+CORPUS = {**EDITS, **GENERAL, **UNLISTED,
           **REWRITES}
 PAIRS = [(a, b) for a, b in itertools.combinations(sorted(CORPUS), 2)
          if CORPUS[a][0] != CORPUS[b][0]]

@@ -2,6 +2,6 @@
 story, demonstrations and plots the lesson's cells call. numpy only (matplotlib for the
 plots); its modules import the self-check as their parent package."""
 
-from .checks import CHECKS
+from .checks import CHECKS, KNOWN
 
-__all__ = ["CHECKS"]
+__all__ = ["CHECKS", "KNOWN"]

@@ -1,8 +1,12 @@
 """Public checks: small fixed examples and properties, shipped to students.
 
 They earn no points by themselves (fixed inputs could be memorised); they explain
-mistakes early. Expected values here are worked out by hand from the article's
-examples, never computed by a reference implementation.
+mistakes early. The first examples of each function are worked out by hand, from the
+article's examples. The rest use inputs nobody works out by hand, so that a wrong version
+cannot give the right numbers by luck: weights that are not the identity, distinct
+tokens, a different mask for each sequence, float32, and sizes where √d_k, d_k, √T_k,
+num_heads and √d_model all differ. Their answers are the reference's, computed when the
+release is built and shipped as numbers (known_answers.json); no reference code ships.
 """
 
 import math
@@ -12,12 +16,36 @@ import numpy as np
 
 from ..framework import (Checks, CheckFailed, NotImplementedYet, expect_array,
                          expect_inputs_unchanged, expect_pair)
+from ..known_answers import KnownAnswers
 from .wording import say
 
 CHECKS = Checks()
 check = CHECKS.add
+KNOWN = KnownAnswers(__file__)
 
 OUT_W = ("output", "weights")
+FLOAT32 = dict(rtol=2e-4, atol=1e-5, check_dtype=True)  # the hidden float32 check's tolerance
+
+
+def fixed(*shape, step=7, modulus=11, scale=0.25, dtype=np.float64):
+    """Fixed numbers that look shuffled: multiples of ``scale``, exact in float32 too, so
+    that every numpy computes the same inputs, and the shipped answers fit them."""
+    count = int(np.prod(shape))
+    steps = (np.arange(count) * step) % modulus - modulus // 2
+    return (steps * scale).reshape(shape).astype(dtype)
+
+
+def _known(student, case_id, what="", **compare):
+    """The student's result on a registered case against its shipped answer."""
+    got = KNOWN.call(student, case_id)
+    expected = KNOWN.expected(case_id)
+    if isinstance(expected, tuple):
+        return expect_pair(got, expected, OUT_W, **compare)
+    return expect_array(got, expected, what, **compare)
+
+
+def _float32(*arrays):
+    return tuple(a.astype(np.float32) if a.dtype.kind == "f" else a for a in arrays)
 
 
 def _rows_sum_to_one(weights, what="weights"):
@@ -54,6 +82,14 @@ def _(student, _rng):
     expect_inputs_unchanged(student, "dot_product")
 
 
+KNOWN.case("dot_product/float32", "dot_product", *_float32(fixed(3, 4), fixed(3, 4, step=5)))
+
+
+@check("dot_product", "float32 vectors give a float32 result", zh="float32 的向量得到 float32 的结果")
+def _(student, _rng):
+    _known(student, "dot_product/float32", "dot_product(u, v), float32, shape (3, 4)", **FLOAT32)
+
+
 # ------------------------------------------------------------------ attention_scores
 
 @check("attention_scores", "with d_k = 64 the dot product is divided by √64 = 8",
@@ -72,6 +108,24 @@ def _(student, _rng):
     got = student.call("attention_scores", Q, K)
     expect_array(got, np.full((2, 3, 5), 2.0), "attention_scores(Q, K), Q.shape = (2, 3, 4), K.shape = (2, 5, 4)")
     expect_inputs_unchanged(student, "attention_scores")
+
+
+# d_k = 4 and T_k = 5: dividing by d_k, √T_k or nothing gives other numbers than √d_k = 2.
+SCORES_QK = (fixed(2, 3, 4), fixed(2, 5, 4, step=5))
+KNOWN.case("attention_scores/batched", "attention_scores", *SCORES_QK)
+KNOWN.case("attention_scores/float32", "attention_scores", *_float32(*SCORES_QK))
+
+
+@check("attention_scores", "distinct batched Q and K, d_k = 4 and T_k = 5",
+       zh="各不相同的成批 Q 和 K，d_k = 4，T_k = 5")
+def _(student, _rng):
+    _known(student, "attention_scores/batched", "attention_scores(Q, K), Q (2, 3, 4), K (2, 5, 4)")
+
+
+@check("attention_scores", "float32 Q and K give float32 scores",
+       zh="float32 的 Q 和 K 得到 float32 的分数")
+def _(student, _rng):
+    _known(student, "attention_scores/float32", "attention_scores(Q, K), float32", **FLOAT32)
 
 
 # ------------------------------------------------------------------ softmax
@@ -104,6 +158,21 @@ def _(student, _rng):
 def _(student, _rng):
     got = student.call("softmax", np.array([[1e4, 0.0, -1e4], [-1e4, -1e4, -1e4]]))
     expect_array(got, [[1.0, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3]], "softmax(x), x = ±1e4")
+
+
+KNOWN.case("softmax/middle-axis", "softmax", fixed(2, 3, 4), axis=1)
+KNOWN.case("softmax/float32", "softmax", *_float32(fixed(2, 3, 5)))
+
+
+@check("softmax", "a 3-D input normalised along its middle axis",
+       zh="三维输入沿中间的轴（axis=1）归一化")
+def _(student, _rng):
+    _known(student, "softmax/middle-axis", "softmax(x, axis=1), x.shape = (2, 3, 4)")
+
+
+@check("softmax", "float32 logits give float32 weights", zh="float32 的分数得到 float32 的权重")
+def _(student, _rng):
+    _known(student, "softmax/float32", "softmax(x), float32", **FLOAT32)
 
 
 # ------------------------------------------------------------------ attention
@@ -151,6 +220,27 @@ def _(student, _rng):
     expect_pair(got, ([[1.5], [0.0]], [[0.5, 0.5], [0.0, 0.0]]), OUT_W)
 
 
+# One mask per sequence: what item 0 may see differs from item 1, and item 1's first
+# query may see nothing at all.
+SEQUENCE_MASKS = np.array([[[1, 1, 0, 0, 0], [1, 0, 1, 0, 1], [0, 1, 1, 1, 1]],
+                           [[0, 0, 0, 0, 0], [1, 1, 1, 1, 1], [0, 0, 0, 1, 0]]], dtype=bool)
+ATTENTION_QKV = (fixed(2, 3, 4), fixed(2, 5, 4, step=5), fixed(2, 5, 6, step=3))
+KNOWN.case("attention/mask-per-sequence", "attention", *ATTENTION_QKV, mask=SEQUENCE_MASKS)
+KNOWN.case("attention/float32", "attention", *_float32(*ATTENTION_QKV), mask=SEQUENCE_MASKS)
+
+
+@check("attention", "a (B, T_q, T_k) mask, a different one for each sequence",
+       zh="(B, T_q, T_k) 的掩码，每个序列各不相同")
+def _(student, _rng):
+    _known(student, "attention/mask-per-sequence")
+
+
+@check("attention", "float32 Q, K and V give float32 results",
+       zh="float32 的 Q、K、V 得到 float32 的结果")
+def _(student, _rng):
+    _known(student, "attention/float32", **FLOAT32)
+
+
 # ------------------------------------------------------------------ split_heads
 
 @check("split_heads", "head i holds columns i·d_k to (i+1)·d_k",
@@ -178,6 +268,14 @@ def _(student, _rng):
     raise CheckFailed(say("split-returned"))
 
 
+KNOWN.case("split_heads/float32", "split_heads", *_float32(fixed(2, 3, 6)), 3)
+
+
+@check("split_heads", "float32 stays float32", zh="float32 拆分后还是 float32")
+def _(student, _rng):
+    _known(student, "split_heads/float32", "split_heads(X, 3), float32", **FLOAT32)
+
+
 # ------------------------------------------------------------------ concat_heads
 
 @check("concat_heads", "heads side by side, head 0 first", zh="各头并排拼接，头 0 在最前")
@@ -197,6 +295,14 @@ def _(student, _rng):
                  "concat_heads(split_heads(X, 3))")
 
 
+KNOWN.case("concat_heads/float32", "concat_heads", *_float32(fixed(2, 3, 5, 2)))
+
+
+@check("concat_heads", "float32 stays float32", zh="float32 拼接后还是 float32")
+def _(student, _rng):
+    _known(student, "concat_heads/float32", "concat_heads(H), float32", **FLOAT32)
+
+
 # ------------------------------------------------------------------ output_projection
 
 @check("output_projection", "C @ W_o with a non-square W_o", zh="C @ W_o，输出矩阵 W_o 不是方阵")
@@ -206,6 +312,25 @@ def _(student, _rng):
     got = student.call("output_projection", C, W_o)
     expect_array(got, [[1.0, 2.0, 3.0], [0.0, 1.0, 1.0]], "output_projection(C, W_o)")
     expect_inputs_unchanged(student, "output_projection")
+
+
+# A square W_o that is not symmetric: there a transposed W_o gives numbers, not an error.
+KNOWN.case("output_projection/square", "output_projection", fixed(2, 3, 4),
+           fixed(4, 4, step=5, modulus=7))
+KNOWN.case("output_projection/float32", "output_projection",
+           *_float32(fixed(3, 4), fixed(4, 6, step=5, modulus=7)))
+
+
+@check("output_projection", "C @ W_o with a square W_o that is not symmetric",
+       zh="C @ W_o，W_o 是方阵但不对称")
+def _(student, _rng):
+    _known(student, "output_projection/square", "output_projection(C, W_o), W_o (4, 4)")
+
+
+@check("output_projection", "float32 stays float32", zh="float32 进，float32 出")
+def _(student, _rng):
+    _known(student, "output_projection/float32", "output_projection(C, W_o), float32",
+           **FLOAT32)
 
 
 # ------------------------------------------------------------------ multi_head_attention
@@ -240,6 +365,39 @@ def _(student, _rng):
     got = student.call("multi_head_attention", X, *_identity_weights(4), 2, mask=mask)
     causal = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]])
     expect_pair(got, (X, np.broadcast_to(causal, (2, 2, 3, 3))), OUT_W)
+
+
+# Distinct tokens and four different weights that are not the identity, with sizes where
+# every scale a student might use differs: √d_k ≈ 1.73, d_k = 3, num_heads = 2,
+# √T ≈ 2.24, √d_model ≈ 2.45. B = num_heads, so that a (B, T, T) mask given to the heads
+# without its head axis gives wrong numbers instead of an error.
+MHA_X = fixed(2, 5, 6)
+MHA_WEIGHTS = tuple(fixed(6, 6, step=step, modulus=13, scale=0.125) for step in (2, 3, 5, 6))
+MHA_MASKS = np.stack([np.tril(np.ones((5, 5), dtype=bool)),  # causal
+                      np.broadcast_to(np.arange(5) < 3, (5, 5))])  # the last 2 are padding
+KNOWN.case("multi_head_attention/weights", "multi_head_attention", MHA_X, *MHA_WEIGHTS, 2)
+KNOWN.case("multi_head_attention/mask-per-sequence", "multi_head_attention", MHA_X,
+           *MHA_WEIGHTS, 2, mask=MHA_MASKS)
+KNOWN.case("multi_head_attention/float32", "multi_head_attention",
+           *_float32(MHA_X, *MHA_WEIGHTS), 2, mask=MHA_MASKS)
+
+
+@check("multi_head_attention", "distinct tokens, weights that are not the identity",
+       zh="各不相同的词，权重不是单位矩阵")
+def _(student, _rng):
+    _known(student, "multi_head_attention/weights")
+
+
+@check("multi_head_attention", "a (B, T, T) mask, one per sequence, applies to every head",
+       zh="(B, T, T) 的掩码，每个序列一个，作用于每个头")
+def _(student, _rng):
+    _known(student, "multi_head_attention/mask-per-sequence")
+
+
+@check("multi_head_attention", "float32 stays float32 all the way through",
+       zh="float32 进，float32 出，中间也不变成 float64")
+def _(student, _rng):
+    _known(student, "multi_head_attention/float32", **FLOAT32)
 
 
 # ------------------------------------------------------------------ quiz

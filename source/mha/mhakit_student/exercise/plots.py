@@ -2,18 +2,29 @@
 
 Chinese labels need a font with Chinese glyphs. Where the machine has none, every label
 falls back to English and pinyin, so that no figure ever shows empty boxes.
-(`sudo apt install fonts-wqy-microhei`, or any Noto CJK font, brings the Chinese back.)
+(`sudo apt install fonts-wqy-microhei`, or any Noto CJK font, brings the Chinese back,
+also where matplotlib had listed the machine's fonts before it was installed.)
 """
 
 import functools
+import glob
 import os
+import subprocess
 
 import numpy as np
 
-from . import lending
+from . import lending, show
 from ..wording import language
 from .show import needs_student_code
 
+# Where Chinese fonts usually are, for machines without fontconfig's fc-list.
+KNOWN_CJK_FILES = ("/usr/share/fonts/**/wqy-*.tt[cf]", "/usr/share/fonts/**/Noto*CJK*.[ot]t[cf]",
+                   "~/.local/share/fonts/**/wqy-*.tt[cf]",
+                   "~/.local/share/fonts/**/Noto*CJK*.[ot]t[cf]",
+                   "/System/Library/Fonts/PingFang.ttc", "/System/Library/Fonts/STHeiti*.ttc",
+                   "/Library/Fonts/Arial Unicode.ttf",
+                   "/System/Library/Fonts/Supplemental/Arial Unicode.ttf",
+                   "C:/Windows/Fonts/msyh.ttc", "C:/Windows/Fonts/simhei.ttf")
 CJK_FAMILIES = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC",
                 "Noto Sans SC", "Source Han Sans SC", "Microsoft YaHei", "SimHei",
                 "PingFang SC", "Heiti SC", "Arial Unicode MS")
@@ -34,12 +45,46 @@ def chinese_font():
     """The family of an installed font that can draw Chinese, or None."""
     if os.environ.get("MHAKIT_PLOTS_NO_CJK"):  # lets the tests try a machine without one
         return None
+    return _chinese_font_matplotlib_knows() or _add_a_system_chinese_font()
+
+
+def _chinese_font_matplotlib_knows():
     from matplotlib import font_manager
     fonts = font_manager.fontManager.ttflist
     # "Last Resort" fonts claim every character but draw only placeholder boxes.
     usable = [f for f in fonts if "last resort" not in f.name.lower()]
     ranked = sorted(usable, key=lambda f: f.name not in CJK_FAMILIES)
     return next((f.name for f in ranked if _has_glyph(f.fname)), None)
+
+
+def _system_chinese_font_files():
+    """Font files fontconfig says can draw Chinese, else those in the usual places."""
+    try:
+        listed = subprocess.run(["fc-list", "--format", "%{file}\n", ":lang=zh"],
+                                capture_output=True, text=True, timeout=60).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):  # no fontconfig: Windows, most Macs
+        listed = []
+    paths = [path for path in listed if path.strip()]
+    if not paths:
+        paths = [path for pattern in KNOWN_CJK_FILES
+                 for path in sorted(glob.glob(os.path.expanduser(pattern), recursive=True))]
+    return list(dict.fromkeys(paths))
+
+
+def _add_a_system_chinese_font():
+    """matplotlib lists only the fonts its cache (fontlist-*.json) found when it was
+    built: a font installed afterwards, as the module's docstring advises, is missing
+    from it until the cache is deleted. Find such a font and add it for this session."""
+    from matplotlib import font_manager, ft2font
+    for path in _system_chinese_font_files():
+        if "last resort" in os.path.basename(path).lower() or not _has_glyph(path):
+            continue
+        try:
+            font_manager.fontManager.addfont(path)
+            return ft2font.FT2Font(path).family_name
+        except (OSError, RuntimeError, ValueError):
+            continue
+    return None
 
 
 def chinese():
@@ -96,7 +141,7 @@ def head_heatmaps(multi_head_attention):
         _, one = multi_head_attention(X, *lending.one_head_weights(), 1)
         _, three = multi_head_attention(X, *lending.three_head_weights(), 3)
         rows.append((sentence, [np.asarray(one)[0]] + list(np.asarray(three))))
-    titles = [text("1 个头", "1 head")] + [text(f"头 {h + 1}：{zh}", f"head {h + 1}: {en}")
+    titles = [text("1 个头", "1 head")] + [text(f"头 {h}：{zh}", f"head {h}: {en}")
                                           for h, (zh, en, _) in enumerate(lending.ROLES)]
     figure, axes = _figure(2, 4, figsize=(13, 6.5))
     for ax_row, (sentence, panels) in zip(axes, rows):
@@ -112,24 +157,21 @@ def head_heatmaps(multi_head_attention):
 
 
 @needs_student_code
-def shape_flow(split_heads, concat_heads, output_projection):
+def shape_flow(split_heads, attention, concat_heads, output_projection):
     """The shapes one sentence takes on its way through multi-head attention."""
-    X = lending.embed(lending.SENTENCE)
-    heads = np.asarray(split_heads(X, lending.HEADS))
-    joined = np.asarray(concat_heads(heads))
-    out = np.asarray(output_projection(joined, np.eye(lending.D_MODEL)))
-    steps = [(text("输入 X", "input X"), X.shape), (text("拆成 3 个头", "split into 3 heads"), heads.shape),
-             (text("拼接", "concatenate"), joined.shape), (text("乘输出矩阵 W_o", "times W_o"), out.shape)]
-    figure, ax = _figure(figsize=(10, 2.2))
+    steps = show.shape_steps(split_heads, attention, concat_heads, output_projection)
+    figure, ax = _figure(figsize=(15, 2.0))
     ax.set_axis_off()
-    for i, (name, shape) in enumerate(steps):
-        ax.text(i * 3, 0, f"{name}\n{shape}", ha="center", va="center", fontsize=11,
-                bbox=dict(boxstyle="round", facecolor="#e8eef7"))
+    gap = 2.2
+    for i, (zh, en, axes, array) in enumerate(steps):
+        names = "(" + ", ".join(axes) + ")"
+        ax.text(i * gap, 0, f"{text(zh, en)}\n{names}\n= {array.shape}", ha="center",
+                va="center", fontsize=10.5, bbox=dict(boxstyle="round", facecolor="#e8eef7"))
         if i:
-            ax.annotate("", xy=(i * 3 - 1.1, 0), xytext=(i * 3 - 1.9, 0),
+            ax.annotate("", xy=(i * gap - 0.95, 0), xytext=(i * gap - 1.25, 0),
                         arrowprops=dict(arrowstyle="->"))
-    ax.set_xlim(-1.5, 10.5)
-    ax.set_ylim(-1, 1)
+    ax.set_xlim(-1.1, (len(steps) - 1) * gap + 1.1)
+    ax.set_ylim(-0.7, 0.7)
     return _use_font(figure)
 
 
@@ -139,7 +181,9 @@ def removal_bars(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, h)
                for h in range(lending.REDUNDANT_HEADS)]
     figure, ax = _figure(figsize=(6, 3))
-    ax.bar([str(h + 1) for h in range(len(changes))], changes, color="#dd8452")
+    ax.bar([str(h) for h in range(len(changes))], [100 * c for c in changes], color="#dd8452")
     ax.set_xlabel(text("去掉的头", "head removed"))
-    ax.set_ylabel(text("「借」的结果变了多少", f"change in {word('借')}'s result"))
+    # The unit is show.remove_each_head's: the change's length over the output's length.
+    ax.set_ylabel(text("「借」的输出变了\n（占输出长度的 %）",
+                       f"change in {word('借')}'s output\n(% of the output's length)"))
     return _use_font(figure)

@@ -6,6 +6,7 @@ yet, the demonstration says so in one line instead of a traceback.
 
 import functools
 import math
+import unicodedata
 
 import numpy as np
 
@@ -34,31 +35,49 @@ def needs_student_code(demo):
     return run
 
 
+def display_width(label):
+    """The columns ``label`` takes in a notebook's output: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
+
+
+def padded(label, width):
+    return label + " " * max(1, width - display_width(label))
+
+
 def percent(weights):
     return "  ".join(f"{word} {100 * w:4.1f}%" for word, w in zip(lending.SENTENCE, weights))
 
 
 # ------------------------------------------------------------------ 1. word vectors
 
-FRANCE = {"法国": [1, 1, 0]}
 FRANCE_FEATURES = (("跟语言有关", "about a language"), ("是长大的地方", "a place one grows up in"),
                    ("是一个动作", "an action"))
-PETS_FEATURES = (("毛茸茸", "furry"), ("是动物", "an animal"), ("有轮子", "has wheels"),
-                 ("能当宠物", "a pet"))
-PETS = {"猫": [0.9, 1.0, 0.0, 0.9], "狗": [0.8, 1.0, 0.0, 0.9], "汽车": [0.0, 0.0, 1.0, 0.1]}
+PETS_FEATURES = (("是动物", "an animal"), ("毛茸茸", "furry"), ("会跑", "moves"),
+                 ("有轮子", "has wheels"))
+PETS = {"猫": [1.0, 0.9, 1.0, 0.0], "狗": [1.0, 0.8, 1.0, 0.0], "汽车": [0.0, 0.0, 1.0, 1.0]}
+
+
+def feature_names(features):
+    return pick(("、", ", ")).join(say(zh, en) for zh, en in features)
 
 
 @needs_student_code
 def word_vectors(dot_product):
-    names = [say(zh, en) for zh, en in FRANCE_FEATURES]
-    print(say("法国 = [1, 1, 0]，三个数依次表示：", "法国 (France) = [1, 1, 0]; the numbers mean:"),
-          pick(("、", ", ")).join(names))
+    print(say("法国 = [1, 1, 0]，三个数依次表示：", "法国 (France) = [1, 1, 0]; the numbers mean: ")
+          + feature_names(FRANCE_FEATURES))
+    print(say("猫、狗、汽车各用 4 个数，依次表示：",
+              "猫 (cat), 狗 (dog) and 汽车 (car) get 4 numbers each, meaning: ")
+          + feature_names(PETS_FEATURES))
     for word, vector in PETS.items():
         print(f"  {word} = {vector}")
     cat, dog, car = (np.array(PETS[w]) for w in ("猫", "狗", "汽车"))
     pet_dog, pet_car = dot_product(cat, dog), dot_product(cat, car)
     print(f"猫·狗 = {float(pet_dog):.2f}    猫·汽车 = {float(pet_car):.2f}")
-    print(say("像的词，点积大；不像的词，点积小。", "Similar words score high, unlike words low."))
+    shared = [name for name, a, b in zip(PETS_FEATURES, cat, car) if a and b]
+    print(say(f"猫和狗四个数都差不多，点积大；"
+              f"猫和汽车只在「{feature_names(shared)}」上相同，点积小。",
+              f"Cat and dog are close on all four numbers, so their dot product is large; cat and "
+              f"car share only \"{feature_names(shared)}\", so theirs is small."))
     return float(pet_dog), float(pet_car)
 
 
@@ -109,8 +128,8 @@ def one_set_of_qkv(attention):
 def three_heads(multi_head_attention):
     _, weights = lending.verb_view(multi_head_attention, lending.three_head_weights(), 3,
                                    lending.SENTENCE)
-    for (zh, en, _), row in zip(lending.ROLES, weights):
-        print(f"  {say(zh, en):<12}" + percent(row))
+    for head, ((zh, en, _), row) in enumerate(zip(lending.ROLES, weights)):
+        print("  " + padded(say(f"头 {head}（{zh}）", f"head {head} ({en})"), 22) + percent(row))
     one = lending.compare_sentences(multi_head_attention, 1)
     three = lending.compare_sentences(multi_head_attention, 3)
     print(say(f"两句话的差别（0 表示完全一样）：一个头 {one:.2f}，三个头 {three:.2f}。",
@@ -123,15 +142,60 @@ def three_heads(multi_head_attention):
     return one, three, blind
 
 
+# The axes of each step, by name; their sizes in the three-head story are FLOW_SIZES.
+FLOW_SIZES = {"T": len(lending.SENTENCE), "d_model": lending.D_MODEL, "h": lending.HEADS,
+              "d_k": lending.D_K, "h·d_k": lending.HEADS * lending.D_K}
+
+
+def shape_steps(split_heads, attention, concat_heads, output_projection):
+    """The three-head story's sentence on its way through multi-head attention, with the
+    student's functions: [(zh, en, axis names, array)], one per step."""
+    X = lending.embed(lending.SENTENCE)
+    W_q, W_k, W_v, W_o = lending.three_head_weights()
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    Qh, Kh, Vh = (np.asarray(split_heads(M, lending.HEADS)) for M in (Q, K, V))
+    per_head, weights = (np.asarray(a) for a in attention(Qh, Kh, Vh))
+    joined = np.asarray(concat_heads(per_head))
+    out = np.asarray(output_projection(joined, W_o))
+    h = lending.HEADS
+    return [("输入 X", "input X", ("T", "d_model"), X),
+            ("Q、K、V：X 分别乘\nW_q、W_k、W_v", "Q, K, V: X times\nW_q, W_k, W_v",
+             ("T", "d_model"), Q),
+            (f"拆成 {h} 个头\n（Q、K、V 各拆一次）", f"split into {h} heads\n(Q, K, V alike)",
+             ("h", "T", "d_k"), Qh),
+            ("每个头的\n注意力权重", "each head's\nattention weights", ("h", "T", "T"), weights),
+            ("每个头按权重\n混合 V", "each head blends\nits V by them", ("h", "T", "d_k"), per_head),
+            ("拼接", "concatenate", ("T", "h·d_k"), joined),
+            ("乘输出矩阵 W_o", "times W_o", ("T", "d_model"), out)]
+
+
 # ------------------------------------------------------------------ 4. what heads learn
+
+def six_head_role(head):
+    """What one of the six heads does, in the words the demo prints: (zh, en)."""
+    role, _ = lending.SIX_HEADS[head]
+    if role is None:
+        return "看虚词", "looks at function words"
+    original = next(h for h, (r, _) in enumerate(lending.SIX_HEADS) if r == role)
+    if original != head:
+        return f"头 {original} 的复制品", f"a copy of head {original}"
+    zh, en, _ = lending.ROLES[role]
+    return zh, en
+
 
 @needs_student_code
 def remove_each_head(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, head)
                for head in range(lending.REDUNDANT_HEADS)]
-    for head, change in enumerate(changes):
-        print(say(f"  去掉头 {head + 1}：「借」的结果变了 {change:.0%}",
-                  f"  without head {head + 1}: 借's result changes by {change:.0%}"))
+    print(say("一次去掉一个头，看「借」的输出变了多少"
+              "（变化的长度 ÷ 输出的长度，后者取去掉前后的平均）：",
+              "Removing one head at a time, how much 借's output changes (the change's length "
+              "÷ the output's length, averaged before and after):"))
+    labels = [say(f"去掉头 {head}（{zh}）", f"without head {head} ({en})")
+              for head, (zh, en) in enumerate(map(six_head_role, range(len(changes))))]
+    width = max(map(display_width, labels)) + 2
+    for label, change in zip(labels, changes):
+        print("  " + padded(label, width) + f"{change:4.0%}")
     return changes
 
 
