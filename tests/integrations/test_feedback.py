@@ -32,7 +32,9 @@ mistakes = EXERCISE.content("mistakes")
 from tests.attacks.corpus import ATTACKS  # noqa: F401 - first: it gathers on_feedback.py too
 from tests.attacks.on_feedback import FEEDBACK_ATTACKS
 from tests.conftest import grade_answers
+from tests.exercises.mha.test_agreement import UNLISTED
 from tests.grader.test_diagnosis import EDITS, GENERAL, edited
+from tests.grader.test_structural_diagnosis import MISTAKES as UNNAMED
 from tests.integrations.test_cli import mhakit
 
 SEED = 23
@@ -189,6 +191,9 @@ def every_feedback(reference_answers):
                    for function, edits in EDITS.values()]
     submissions += [edited(reference_answers, function, edits)
                     for function, edits in GENERAL.values()]
+    # Mistakes nobody catalogued: their structural diagnoses speak of the hidden inputs' sizes.
+    submissions += [edited(reference_answers, *entry[:2]) for entry in UNNAMED.values()]
+    submissions += [edited(reference_answers, *entry) for entry in UNLISTED.values()]
     return [feedback_texts(grade_answers(answers, seed=SEED, language=language))
             for answers in submissions for language in ("zh", "en")]
 

@@ -145,6 +145,8 @@ def test_a_failing_row_names_the_check_as_a_check_and_the_function_once(tmp_path
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "s",
                           capture_output=True, text=True, timeout=120)
     row = next(line for line in done.stdout.splitlines() if line.startswith("dot_product"))
-    assert "检查「" in row and "」没有通过：" in row and " — " not in row
+    # A dash comes only before the likely mistake, never after the check's name.
+    assert "检查「" in row and "」没有通过：" in row and "」 — " not in row
+    assert row.count(" — ") == row.count(" — 可能的错误：")
     raised = next(line for line in done.stdout.splitlines() if line.startswith("RAISED"))
     assert raised.startswith("RAISED dot_product: 检查「") and raised.count("dot_product:") == 1

@@ -52,7 +52,7 @@ BLOCKED = ("除了被掩码挡住的位置，其余都对；被挡住的位置{f
 
 def _mask_regions(mask, expected, heads=False):
     """The mask's regions; ``heads``: the results have a head axis the mask has not."""
-    if mask is None:
+    if not isinstance(mask, np.ndarray):  # the call gave no mask
         return []
     shapes = tuple(np.shape(e) for e in expected)
     return [Region("structure/wrong-where-mask-allows-nothing", *NO_KEY,
@@ -72,7 +72,7 @@ def _softmax_core(args, kwargs):
     return (-axis, None), {}, (-axis,)
 
 
-def _mha_sizes(args, kwargs):
+def _multi_head_sizes(args, kwargs):
     d_model, num_heads = _shape(args[0])[-1], args[5]
     return [("d_k", d_model // num_heads), ("num_heads", num_heads), ("d_model", d_model),
             ("T", _shape(args[0])[-2])]
@@ -112,7 +112,7 @@ STRUCTURE = {
         core=lambda a, k: ((2, 2), {}, (2,)),
         axes=lambda a, k: (("T", "d_model"),)),
     "multi_head_attention": Structure(
-        sizes=_mha_sizes,
+        sizes=_multi_head_sizes,
         core=lambda a, k: ((2, 2, 2, 2, 2, None, 2), {"mask": 2}, (2, 3)),
         axes=lambda a, k: (("T", "d_model"), ("h", "T_q", "T_k")),
         regions=lambda a, k, expected: _mask_regions(_mask(a, k, 6), expected, True),
