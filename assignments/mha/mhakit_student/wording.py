@@ -62,8 +62,8 @@ TEXTS = {
     "quiz-answered": ("每道题都已作答；答案不随作业发放，提交后评分时才判对错",
                       "every question has an answer; graded later, since the key is not "
                       "shipped with the assignment"),
-    "validate-scores-zero": ("{names} 还没有实现，Validate 把这一格记为 0 分",
-                             "{names}: not implemented yet, so Validate scores this cell 0"),
+    "validate-scores-zero": ("{names} 还没有完成，Validate 把这一格记为 0 分",
+                             "{names}: not done yet, so Validate scores this cell 0"),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
     # a child process lost while grading: "{gone}" is one of the "gone-" phrases
