@@ -213,11 +213,13 @@ def _(student, _rng):
 @check("attention", "a query allowed no key gets zeros, not NaN",
        zh="一个 K 都不能看的 Q 得到 0，而不是 NaN")
 def _(student, _rng):
-    Q = K = np.ones((2, 2))
+    # The third query may see one key of two: there a blocked score filled with 0 still
+    # takes weight, so that mistake differs here from one that only gets the second row wrong.
+    Q, K = np.ones((3, 2)), np.ones((2, 2))
     V = np.array([[1.0], [2.0]])
-    mask = np.array([[True, True], [False, False]])
+    mask = np.array([[True, True], [False, False], [True, False]])
     got = student.call("attention", Q, K, V, mask=mask)
-    expect_pair(got, ([[1.5], [0.0]], [[0.5, 0.5], [0.0, 0.0]]), OUT_W)
+    expect_pair(got, ([[1.5], [0.0], [1.0]], [[0.5, 0.5], [0.0, 0.0], [1.0, 0.0]]), OUT_W)
 
 
 # One mask per sequence: what item 0 may see differs from item 1, and item 1's first
@@ -268,7 +270,7 @@ def _(student, _rng):
     raise CheckFailed(say("split-returned"))
 
 
-KNOWN.case("split_heads/float32", "split_heads", *_float32(fixed(2, 3, 6)), 3)
+KNOWN.case("split_heads/float32", "split_heads", *_float32(fixed(2, 4, 6)), 3)  # T != h
 
 
 @check("split_heads", "float32 stays float32", zh="float32 拆分后还是 float32")
