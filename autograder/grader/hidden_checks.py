@@ -19,16 +19,13 @@ import numpy as np
 from ..selfcheck.failed_call import RAISED
 from ..selfcheck.fingerprints import with_mistake
 from ..selfcheck.framework import (HIDDEN, Checks, CheckFailed, StudentRaised, expect_array,
-                                   expect_inputs_unchanged, kind_with_length)
+                                   expect_inputs_unchanged, kind_with_length, tolerance_for)
 from ..selfcheck.structure import diagnose as diagnose_structure, safely, structures_of
 from ..selfcheck.wording import language, pick, say, shapes_of
 from ..sandbox import deliver
 from ..sandbox.sanitize import numbers_of, shown_against, student_text
 from .diagnosis import diagnose
 from .planning import PlanningStudent
-
-TOLERANCE = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-9),
-             np.dtype(np.float32): dict(rtol=2e-4, atol=1e-5)}
 
 
 def _as_float32(value):
@@ -48,7 +45,7 @@ def compare(student, exercise, name, args, kwargs, stand_ins=True, check_dtype=F
     submission could otherwise write its hidden inputs into its own feedback."""
     expected = exercise.reference[name](*args, **kwargs)
     dtype = np.result_type(*[a for a in args if isinstance(a, np.ndarray)])
-    tolerance = TOLERANCE.get(dtype, TOLERANCE[np.dtype(np.float64)])
+    tolerance = tolerance_for(dtype)
     structural = partial(_structural, student, exercise, name, args, kwargs, expected,
                          tolerance, dict(stand_ins=stand_ins, readonly=readonly))
     try:

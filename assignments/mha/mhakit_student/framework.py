@@ -190,6 +190,18 @@ def short(text, limit=200):
 
 # ---------------------------------------------------------------- comparisons
 
+# How close a result must come to the right one, by the dtype it should have (float32
+# keeps about 7 digits). The hidden checks, the public float32 checks and the structural
+# diagnoses all compare with these, so that a result passes or fails the same everywhere.
+TOLERANCE = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-9),
+             np.dtype(np.float32): dict(rtol=2e-4, atol=1e-5)}
+
+
+def tolerance_for(dtype):
+    """The comparison's tolerance for results of ``dtype`` (float64's for any other)."""
+    return TOLERANCE.get(np.dtype(dtype), TOLERANCE[np.dtype(np.float64)])
+
+
 def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False,
                  show=None):
     """Shape first, then dtype, then values, each with its own message.

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .failed_call import RAISED
+from .framework import tolerance_for as _tolerance_of_dtype
 from .wording import LANGUAGES, TEXTS, pick
 
 
@@ -81,7 +82,7 @@ def tolerance_for(expected):
     """The comparison's tolerance for a right result of this dtype."""
     arrays = expected if isinstance(expected, tuple) else (expected,)
     single = any(np.asarray(a).dtype == np.float32 for a in arrays)
-    return dict(rtol=2e-4, atol=1e-5) if single else dict(rtol=1e-6, atol=1e-9)
+    return _tolerance_of_dtype(np.float32 if single else np.float64)
 
 
 def both(id, key, **fields):
@@ -337,7 +338,7 @@ def _normalised_elsewhere(got, right, names, tolerance):
     (or the whole array, or each row by its own factor) it was normalised by."""
     if got.shape != right.shape or right.ndim < 1:
         return None
-    axes = [a for a in range(right.ndim) if right.shape[a] > 1 and _sums_to_one(right, a)]
+    axes = _normalised_axes(right)
     if not axes or not np.all(np.isfinite(got)) or np.any(got < -tolerance["atol"]):
         return None
     wanted = _axis_label(axes[0], right.ndim, names)
@@ -356,11 +357,16 @@ def _rows_scaled(got, right, names, tolerance):
     """For a result that sums to 1 along an axis: each row right up to its own factor."""
     if got.shape != right.shape or not np.all(np.isfinite(got)):
         return None
-    axes = [a for a in range(right.ndim) if right.shape[a] > 1 and _sums_to_one(right, a)]
+    axes = _normalised_axes(right)
     if axes and _each_row_scaled(got, right, axes[0]):
         return both("structure/each-row-off-by-a-factor", "structure-row-factor",
                     axis=_axis_label(axes[0], right.ndim, names))
     return None
+
+
+def _normalised_axes(right):
+    """The axes (longer than 1) along which the right result sums to 1."""
+    return [a for a in range(right.ndim) if right.shape[a] > 1 and _sums_to_one(right, a)]
 
 
 def _sums_to_one(x, axis):
