@@ -88,7 +88,8 @@ def _check_label(check):
     return title.removeprefix(f"{check.function}: ")
 
 
-def _width(text):
+def display_width(text):
+    """The columns ``text`` takes in a terminal or a notebook: a Chinese character takes two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
@@ -112,10 +113,10 @@ def format_table(rows, chosen=None):
     rows = sorted(rows, key=lambda row: order[row[1]])
     shown = [(name, words[status], detail) for name, status, detail in rows]
     headers = words["headers"]
-    widths = [max(_width(str(r[i])) for r in shown + [headers]) for i in range(2)]
+    widths = [max(display_width(str(r[i])) for r in shown + [headers]) for i in range(2)]
     lines = []
     for row in [headers] + shown:
-        cells = [str(row[i]) + " " * (widths[i] - _width(str(row[i]))) for i in range(2)]
+        cells = [str(row[i]) + " " * (widths[i] - display_width(str(row[i]))) for i in range(2)]
         lines.append("  ".join(cells + [str(row[2])]))
     lines.insert(1, "-" * (sum(widths) + 4 + 40))
     passed = sum(r[1] in DONE for r in rows)

@@ -6,11 +6,11 @@ yet, the demonstration says so in one line instead of a traceback.
 
 import functools
 import math
-import unicodedata
 
 import numpy as np
 
 from . import lending
+from ..runner import display_width
 from ..wording import pick
 
 
@@ -33,11 +33,6 @@ def needs_student_code(demo):
                       f"(The demonstration could not run: {type(error).__name__}: {error})"))
         return None
     return run
-
-
-def display_width(label):
-    """The columns ``label`` takes in a notebook's output: a Chinese character takes two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in label)
 
 
 def padded(label, width):
