@@ -457,7 +457,7 @@ def fresh_command(sandboxed):
     """A fresh interpreter that imports numpy and says so; in bwrap if ``sandboxed``."""
     from autograder.sandbox import confinement
 
-    site = confinement.numpy_site()  # the folder that holds numpy only, as the kit's child has
+    site = confinement.student_site()  # the folder that holds numpy only, as the kit's child has
     code = (f"import sys; sys.path.insert(0, {str(site)!r}); import numpy; "
             "print('ready', flush=True)")
     python = [str(confinement.PYTHON_BINARY), "-I", "-S", "-c", code]

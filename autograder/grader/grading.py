@@ -20,6 +20,7 @@ from ..selfcheck.notebook_file import clean, read_notebook
 from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED
 from ..selfcheck.wording import decide, pick
 from .planning import batch_groups, plan, run_planned
+from .imports import import_notes
 from .style import style_notes
 from .tampering import find_tampering
 
@@ -120,7 +121,8 @@ def _grade(cells, seed, limits, tampering, language, exercise):
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
                  "isolation": student.layers, "confinement": student.confinement,
                  "tampering": tampering, "language": language,
-                 "style": style_notes(cells, exercise, language)}
+                 "style": style_notes(cells, exercise, language),
+                 "imports": import_notes(cells, exercise, language)}
     return _result(tests, seed, extra, exercise)
 
 
@@ -243,9 +245,10 @@ def part_summary(result, part):
     if free:
         lines.append(free_checks_heading(result, part))
         lines += ["  " + _outcome(test, result) for test in free]
-    note = result["extra_data"].get("style", {}).get(part)
-    if lines and note:
-        lines.append(note)
+    extra = result["extra_data"]
+    for notes in (extra.get("imports", {}), extra.get("style", {})):
+        if lines and notes.get(part):
+            lines.append(notes[part])
     return "\n".join(lines)
 
 

@@ -30,8 +30,10 @@ import atexit
 import fcntl
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -154,33 +156,76 @@ def _links_and_binds():
 
 
 def readable_roots():
-    """The folders a child reads: the system, Python, and numpy (the site that holds only
-    numpy, and what its links point to)."""
-    roots = ["/usr", str(PYTHON_PREFIX), str(numpy_site())] + [str(d) for d in NUMPY_DIRS]
+    """The folders a child reads: the system, Python, and the packages students may
+    import (the site that holds only those, and what its links point to)."""
+    roots = ["/usr", str(PYTHON_PREFIX), str(student_site())] + [str(d) for d in student_dirs()]
     roots += [f"/{name}" for name in ("bin", "lib", "lib64", "sbin")
               if Path(f"/{name}").is_dir() and not Path(f"/{name}").is_symlink()]
     return list(dict.fromkeys(roots))
 
 
+# Offered by the child's runtime itself, inert (selfcheck/inert_ipython.py): the real
+# IPython would bring a shell that starts processes.
+BUILT_INTO_CHILD = {"IPython"}
+
+
+@functools.lru_cache(maxsize=4)
+def student_dirs(packages=None):
+    """The folders and modules of the packages the exercise lets students import, and of
+    every package they need, as installed here: numpy always, and what is not installed
+    is left out (its import then fails as it would in a kernel without it)."""
+    if packages is None:
+        from ..exercise import current
+
+        packages = current().student_imports
+    found, todo, seen = list(NUMPY_DIRS), [p for p in packages if p not in BUILT_INTO_CHILD], set()
+    while todo:
+        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for requirement in distribution.requires or ():
+            if "extra ==" not in requirement:  # extras are not installed for students
+                todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group())
+        found += _top_level(distribution)
+    return list(dict.fromkeys(found))
+
+
+def _top_level(distribution):
+    """The importable things a distribution installed at the top of its site-packages."""
+    base = Path(distribution.locate_file(""))
+    tops = {Path(str(f)).parts[0] for f in distribution.files or ()
+            if not str(f).startswith("..")}
+    return [base / top for top in sorted(tops)
+            if not top.endswith((".dist-info", ".egg-info", ".pth")) and top != "__pycache__"
+            and ((base / top).is_dir() or top.endswith((".py", ".so")))]
+
+
 @functools.lru_cache(maxsize=1)
-def numpy_site():
-    """A folder that holds numpy and nothing else: the child's only entry on sys.path.
-    (The real site-packages also holds the kit.) One per user and numpy, shared by every
-    grading process: a grading worker ends without running atexit, so a folder of its own
-    would outlive it."""
-    key = hashlib.sha256("\0".join(map(str, NUMPY_DIRS)).encode()).hexdigest()[:12]
+def student_site():
+    """A folder that holds the packages students may import (numpy, and what
+    ``student_dirs`` finds) and nothing else: the child's only entry on sys.path. (The
+    real site-packages also holds the kit.) One per user and package set, shared by every
+    grading process: a grading worker ends without running atexit, so a folder of its
+    own would outlive it."""
+    dirs = student_dirs()
+    key = hashlib.sha256("\0".join(map(str, dirs)).encode()).hexdigest()[:12]
     site = Path(tempfile.gettempdir()) / f"mhakit-site-{os.getuid()}-{key}"
-    if _is_numpy_site(site):
+    if _is_student_site(site, dirs):
         return site
     fresh = Path(tempfile.mkdtemp(prefix="mhakit-site-"))
     fresh.chmod(0o755)  # the child's uid must read it; mkdtemp makes it private to root
-    for folder in NUMPY_DIRS:
+    for folder in dirs:
         (fresh / folder.name).symlink_to(folder)
     try:
         os.rename(fresh, site)  # atomic: of two processes, one wins and both use it
     except OSError:
         pass
-    if _is_numpy_site(site):
+    if _is_student_site(site, dirs):
         shutil.rmtree(fresh, ignore_errors=True)
         return site
     # The shared name is taken by something else: this process keeps a folder of its own.
@@ -188,8 +233,8 @@ def numpy_site():
     return fresh
 
 
-def _is_numpy_site(site):
-    """Whether ``site`` is ours, writable by us alone, and holds just the links to numpy."""
+def _is_student_site(site, dirs):
+    """Whether ``site`` is ours, writable by us alone, and holds just the links to ``dirs``."""
     try:
         info = os.lstat(site)
         links = {entry.name: os.readlink(entry) for entry in os.scandir(site)}
@@ -197,7 +242,7 @@ def _is_numpy_site(site):
         return False
     return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
             and not info.st_mode & 0o022
-            and links == {folder.name: str(folder) for folder in NUMPY_DIRS})
+            and links == {folder.name: str(folder) for folder in dirs})
 
 
 NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default, in /usr
@@ -380,7 +425,7 @@ def landlock_layers(abi):
 def launcher_command(config, runtime_source, fds=(), extra=()):
     """Start a child afresh: the launcher confines itself, then execs Python on the runtime."""
     argv = [str(PYTHON_BINARY), "-I", "-S", "-c", runtime_source, *map(str, fds), *extra,
-            str(numpy_site())]
+            str(student_site())]
     return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE,
             json.dumps(dict(config, argv=argv))]
 

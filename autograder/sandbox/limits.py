@@ -9,7 +9,9 @@ from dataclasses import dataclass
 class Limits:
     """Generous for correct code: the reference needs milliseconds per call."""
 
-    call_seconds: float = 20.0     # wall clock for one call, every message of it, or the load
+    call_seconds: float = 20.0     # wall clock for one call, every message of it
+    cell_seconds: float = 30.0     # wall clock for one code cell's top-level code, as
+    #                                nbgrader's own time per cell (Execute.timeout)
     submission_seconds: float = 120.0  # wall clock for the whole submission, restarts included
     cpu_seconds: int = 120         # CPU time for the whole child
     memory_bytes: int = 4 << 30    # address space of each process; with a cgroup, also
@@ -22,11 +24,15 @@ class Limits:
 
     @classmethod
     def from_environment(cls):
-        """MHAKIT_CALL_SECONDS and MHAKIT_SUBMISSION_SECONDS shorten the wall-clock limits
-        (tests of endless loops); MHAKIT_MEMORY_MB sets the memory limit."""
+        """MHAKIT_CALL_SECONDS, MHAKIT_CELL_SECONDS and MHAKIT_SUBMISSION_SECONDS shorten
+        the wall-clock limits (tests of endless loops; the first shortens a cell's limit
+        too, unless the second is given); MHAKIT_MEMORY_MB sets the memory limit."""
         limits = cls()
         if os.environ.get("MHAKIT_CALL_SECONDS"):
             limits.call_seconds = float(os.environ["MHAKIT_CALL_SECONDS"])
+            limits.cell_seconds = min(limits.cell_seconds, limits.call_seconds)
+        if os.environ.get("MHAKIT_CELL_SECONDS"):
+            limits.cell_seconds = float(os.environ["MHAKIT_CELL_SECONDS"])
         if os.environ.get("MHAKIT_SUBMISSION_SECONDS"):
             limits.submission_seconds = float(os.environ["MHAKIT_SUBMISSION_SECONDS"])
         if os.environ.get("MHAKIT_MEMORY_MB"):  # tests of memory held by many processes

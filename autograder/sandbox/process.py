@@ -34,7 +34,9 @@ class ChildGone(Exception):
 
 def child_environment():
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+           # matplotlib, which students may import, draws where nobody sees it
+           "MPLBACKEND": "Agg"}
     # One BLAS thread: many children run side by side, and threads would fight.
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
@@ -287,7 +289,7 @@ class Zygote:
     def __init__(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         here = Path(__file__).parent / "child"
-        site = str(confinement.numpy_site())
+        site = str(confinement.student_site())
         self.process = subprocess.Popen(
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),

@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..selfcheck.framework import CheckFailed, NotImplementedYet, StudentRaised, short
-from ..selfcheck.notebook import PREAMBLE
+from ..selfcheck.notebook import INERT_IPYTHON, PREAMBLE
 from ..selfcheck.wording import say
 from .child.runtime import call_material, decode, encode, pack, seal_id, xor_stream
 from .limits import Limits
@@ -113,13 +113,15 @@ class IsolatedStudent:
         """The mode that confined the child (see confinement.py); None if none started."""
         return self._mode
 
-    def _deadline(self):
-        """(deadline, message if it is missed) for the next call, or the load."""
-        call_ends = time.monotonic() + self.limits.call_seconds
+    def _deadline(self, seconds=None):
+        """(deadline, message if it is missed) for the next call, or ``seconds`` for the
+        next cell of the load."""
+        seconds = seconds or self.limits.call_seconds
+        call_ends = time.monotonic() + seconds
         if self._ends is not None and self._ends < call_ends:
-            seconds = f"{self.limits.submission_seconds:g}"
-            return self._ends, say("gone-submission-too-slow", seconds=seconds)
-        return call_ends, say("gone-too-slow", seconds=f"{self.limits.call_seconds:g}")
+            submission = f"{self.limits.submission_seconds:g}"
+            return self._ends, say("gone-submission-too-slow", seconds=submission)
+        return call_ends, say("gone-too-slow", seconds=f"{seconds:g}")
 
     def _out_of_time(self):
         return self._ends is not None and time.monotonic() >= self._ends
@@ -136,11 +138,21 @@ class IsolatedStudent:
             raise CheckFailed(say("crashed-too-often", last=self.crashes[-1]))
         self.child = take_child(self.limits)
         self._layers, self._mode = self.child.layers, self.child.mode
-        deadline, too_slow = self._deadline()
+        deadline, too_slow = self._deadline(self.limits.cell_seconds)
         try:
-            self.child.send({"op": "load", "preamble": PREAMBLE, "cells": self.cells},
-                            deadline=deadline)
-            header, _ = self.child.receive(deadline, limit=0, too_slow=too_slow)
+            self.child.send({"op": "load", "preamble": PREAMBLE, "kernel": INERT_IPYTHON,
+                             "cells": self.cells}, deadline=deadline)
+            # One message after each cell but the last: a cell's own time starts there.
+            # More than that is no load of these cells, and the submission's limit holds.
+            for _ in range(len(self.cells)):
+                header, _ = self.child.receive(deadline, limit=0, too_slow=too_slow)
+                if header.get("op") != "cell":
+                    break
+                deadline, too_slow = self._deadline(self.limits.cell_seconds)
+            else:
+                header, _ = self.child.receive(deadline, limit=0, too_slow=too_slow)
+            if header.get("op") != "loaded":
+                raise ChildGone(say("gone-protocol"))
         except ChildGone as gone:
             self._lost(say("gone-while-loading", gone=gone))
             raise CheckFailed(self.crashes[-1]) from None

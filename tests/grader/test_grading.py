@@ -53,11 +53,15 @@ def test_the_allclose_trick_earns_nothing(reference_answers):
     assert result["score"] == 100 - FULL["softmax"]
 
 
-def test_the_input_transformer_trick_earns_nothing():
+def test_the_input_transformer_trick_earns_nothing(reference_answers):
+    # The graded cells' get_ipython() is inert: a transformer added to it never runs, so
+    # the cells after it are graded as they are, and the trick alone earns nothing.
     trick = "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])\n"
-    result = grade_answers({"answer_dot_product": trick})
-    assert result["score"] == 0
-    assert "answer_dot_product" in result["extra_data"]["load_errors"]
+    assert grade_answers({"answer_dot_product": trick})["score"] == 0
+    tricked = dict(reference_answers)
+    tricked["answer_dot_product"] = trick + tricked["answer_dot_product"]
+    result = grade_answers(tricked)
+    assert result["score"] == 100 and not result["extra_data"]["load_errors"]
 
 
 @pytest.mark.parametrize("language,words", [("zh", "结束了 Python 进程"),
