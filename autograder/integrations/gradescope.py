@@ -16,14 +16,22 @@ says so, with score 0, instead of grading.
 
 import json
 import os
+import re
+import stat
 import sys
+import time
 import zipfile
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .batch import shown_name
 from ..exercise import content_files, current
-from ..grader.grading import free_checks_heading, grade_notebook, title_of, unreadable
+from ..grader.grading import (free_checks_heading, grade_notebook, grade_notebook_bytes,
+                              title_of, unreadable)
 from ..selfcheck.runner import FAILED
-from ..selfcheck.notebook_file import one_line
+from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES, one_line
+from ..selfcheck.wording import pick
 from ..sandbox.confinement import refusal
 
 REPO = Path(__file__).resolve().parents[2]
@@ -191,11 +199,299 @@ def for_gradescope(result):
     return shaped
 
 
-def find_notebook(submission):
-    notebooks = sorted(Path(submission).rglob("*.ipynb"))
-    notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
-    named = [p for p in notebooks if p.name == current().notebook]
-    return (named or notebooks or [None])[0]
+# --- What a student uploads. Gradescope's spec says only that /autograder/submission holds
+# the submission; in practice a zip upload arrives extracted, with whatever the student's
+# system put in it (macOS's __MACOSX/ and ._ files, .ipynb_checkpoints/), and a zip inside
+# the upload arrives as it is. Zips are read here, never extracted: no member is written
+# anywhere, so no member's path can lead out of the submission.
+
+MAX_ZIP_BYTES = 100 << 20   # a zip of a few notebooks with their figures has a few MB
+MAX_ZIP_MEMBERS = 10_000    # a course folder zipped whole has a few hundred files
+MAX_ENTRIES = 20_000        # the files and folders of one upload that are looked at
+SHOWN_AT_MOST = 10          # names in one line of results.json
+
+NOTE = {  # (Chinese, English): results.json's output, which Gradescope shows the student
+    "graded": ("评分的文件：{name}", "Graded: {name}"),
+    "tried": ("无法评分的文件：{name}", "The file that could not be graded: {name}"),
+    "among": ("（有 {count} 个文件都可能是作业，评分的是{which}）",
+              " ({count} files could be the assignment; this is {which})"),
+    "nearest": ("最靠近顶层的那个", "the one nearest the top"),
+    "newest": ("最近修改的那个", "the most recently modified one"),
+    "first": ("按文件名排在最前的那个", "the first by name"),
+    "others": ("没有评分，也在上传的文件里：{names}", "Not graded, also uploaded: {names}"),
+    "more": ("另有 {count} 个", "and {count} more"),
+    "and": ("、", ", "),
+    "end": ("。", "."),
+}
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One notebook of the upload. ``parts``: its path below the submission folder as the
+    student named it (in a zip, the zip's path and then the member's); ``file``: the file
+    to read (for a member, its zip); ``member``: its index among the zip's members."""
+    parts: tuple
+    file: Path
+    modified: float
+    member: int | None = None
+
+    @property
+    def shown(self):
+        return one_line(shown_name("/".join(self.parts)), 200)
+
+
+@dataclass
+class Survey:
+    """The notebooks of an upload, and what was passed over (one phrase each)."""
+    notebooks: list = field(default_factory=list)
+    passed: list = field(default_factory=list)
+
+
+def _passed_over(name):
+    """Why a file or folder of this name is no part of what the student meant to upload."""
+    if name == "__MACOSX" or name.startswith("._"):  # ._x: macOS's AppleDouble of x
+        return "macOS metadata"
+    if name.startswith("."):  # .ipynb_checkpoints/, .DS_Store, .git/
+        return "hidden"
+    return None
+
+
+def _shown(parts, why=None, folder=False):
+    text = one_line(shown_name("/".join(parts)), 200) + ("/" if folder else "")
+    return f"{text} ({why})" if why else text
+
+
+def survey(submission):
+    """Every notebook in the submission folder and in the zips it holds. Links are followed
+    only to a file inside the folder, and folders that are links not at all."""
+    found = Survey()
+    try:
+        top = Path(submission).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return found
+    pending, seen = [()], 0
+    while pending:
+        parts = pending.pop()
+        try:
+            with os.scandir(top.joinpath(*parts)) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            found.passed.append(_shown(parts, f"not readable: {error.strerror}", True))
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                found.passed.append(f"more than {MAX_ENTRIES} files (the rest was not "
+                                    "looked at)")
+                return found
+            here = parts + (entry.name,)
+            is_folder = entry.is_dir(follow_symlinks=False)
+            why = _passed_over(entry.name)
+            if why:
+                found.passed.append(_shown(here, why, is_folder))
+                continue
+            if is_folder:
+                pending.append(here)
+                continue
+            path = Path(entry.path)
+            if entry.is_symlink():
+                try:
+                    path = path.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    found.passed.append(_shown(here, "a broken link"))
+                    continue
+                if not path.is_relative_to(top):
+                    found.passed.append(_shown(here, "a link out of the upload, not followed"))
+                    continue
+                if path.is_dir():
+                    found.passed.append(_shown(here, "a link to a folder, not followed"))
+                    continue
+            if not path.is_file():
+                found.passed.append(_shown(here, "not a file"))
+            elif entry.name.lower().endswith(".ipynb"):
+                found.notebooks.append(Upload(here, path, _modified(path)))
+            elif entry.name.lower().endswith(".zip"):
+                _survey_zip(here, path, found)
+            else:
+                found.passed.append(_shown(here))
+    found.notebooks.sort(key=lambda upload: upload.parts)
+    return found
+
+
+def _modified(path):
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _survey_zip(parts, path, found):
+    """Add a zip's notebooks to ``found``, by their index among its members. A zip in the
+    zip stays closed."""
+    size = _size(path)
+    if size > MAX_ZIP_BYTES:
+        found.passed.append(_shown(parts, f"a zip of {size / (1 << 20):.1f} MB; one of at "
+                                          f"most {MAX_ZIP_BYTES >> 20} MB is opened"))
+        return
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        found.passed.append(_shown(parts, f"not a readable zip: {one_line(str(error), 80)}"))
+        return
+    if len(members) > MAX_ZIP_MEMBERS:
+        found.passed.append(_shown(parts, f"a zip of {len(members)} files; at most "
+                                          f"{MAX_ZIP_MEMBERS} are opened"))
+        return
+    for index, info in enumerate(members):
+        if info.is_dir():
+            continue
+        # Windows' own zip tool once wrote backslashes; "" and "." say nothing.
+        inner = tuple(part for part in info.filename.replace("\\", "/").split("/")
+                      if part not in ("", "."))
+        if not inner or info.filename.startswith(("/", "\\")) or ".." in inner:
+            found.passed.append(_shown(parts + inner, "a path that leaves the zip"))
+            continue
+        hidden = next(((at, why) for at, why in enumerate(map(_passed_over, inner)) if why),
+                      None)
+        if hidden:
+            at, why = hidden
+            found.passed.append(_shown(parts + inner[:at + 1], why, at < len(inner) - 1))
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            found.passed.append(_shown(parts + inner, "a link, not followed"))
+        elif inner[-1].lower().endswith(".ipynb"):
+            found.notebooks.append(Upload(parts + inner, path, _zip_time(info), index))
+        else:
+            found.passed.append(_shown(parts + inner))
+
+
+def _size(path):
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _zip_time(info):
+    try:
+        return time.mktime(info.date_time + (0, 0, -1))
+    except (OverflowError, ValueError):
+        return 0.0
+
+
+def member_bytes(upload):
+    """The bytes of a notebook in a zip, bounded as a notebook on disk is; ValueError says
+    why they cannot be had."""
+    limit = MAX_NOTEBOOK_BYTES
+    try:
+        with zipfile.ZipFile(upload.file) as archive:
+            info = archive.infolist()[upload.member]
+            if info.file_size > limit:
+                raise ValueError(f"the file has {info.file_size / (1 << 20):.0f} MB; a "
+                                 f"notebook may have at most {limit >> 20} MB")
+            with archive.open(info) as stream:
+                data = stream.read(limit + 1)  # a size the zip misstates is bounded too
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, EOFError,
+            zlib.error) as error:  # RuntimeError: a password; NotImplementedError: a method
+        raise ValueError(f"the notebook in the zip could not be read ({type(error).__name__}:"
+                         f" {one_line(str(error), 120)})") from None
+    if len(data) > limit:
+        raise ValueError(f"the file has more than {limit >> 20} MB; a notebook may have at "
+                         f"most {limit >> 20} MB")
+    return data
+
+
+def copy_of(name, notebook):
+    """Whether ``name`` is what a browser, JupyterLab or a file manager names a copy of
+    ``notebook``: mha (1).ipynb, mha(2).ipynb, mha-Copy1.ipynb, mha copy 2.ipynb,
+    mha - Copy.ipynb, Copy of mha.ipynb, MHA.ipynb, and the Chinese systems' 副本."""
+    stem = re.escape(Path(notebook).stem)
+    copy = r"(?:copy|副本)"
+    suffix = rf"(?:\s?\(\d+\)|-{copy}\d*|\s-\s{copy}|\s{copy}(?:\s\d+)?)"
+    named = re.fullmatch(rf"(?:copy of\s)?{stem}{suffix}*\.ipynb", name, re.IGNORECASE)
+    return named is not None
+
+
+def choose(notebooks, notebook):
+    """(the upload to grade or None, and None or (which of its equals it is, how many they
+    are)): the notebook named ``notebook``, else a copy of it, else the only notebook. Of
+    several equals: the nearest the top, then the most recently modified, then the first by
+    name."""
+    exact = [upload for upload in notebooks if upload.parts[-1] == notebook]
+    copies = [upload for upload in notebooks if copy_of(upload.parts[-1], notebook)]
+    equals = exact or copies or (notebooks if len(notebooks) == 1 else [])
+    if not equals:
+        return None, None
+    ordered = sorted(equals, key=lambda upload: (len(upload.parts), -upload.modified,
+                                                 upload.parts))
+    if len(ordered) == 1:
+        return ordered[0], None
+    first, second = ordered[:2]
+    which = ("nearest" if len(first.parts) < len(second.parts) else
+             "newest" if first.modified > second.modified else "first")
+    return first, (which, len(ordered))
+
+
+def _listing(names, sep=", ", more="and {count} more"):
+    shown = names[:SHOWN_AT_MOST]
+    if len(names) > len(shown):
+        shown.append(more.format(count=len(names) - len(shown)))
+    return sep.join(shown)
+
+
+def nothing_to_grade(found, notebook):
+    """Why no notebook of the upload is graded, in one line that says what it holds."""
+    if found.notebooks:
+        names = _listing([upload.shown for upload in found.notebooks])
+        return (f"{len(found.notebooks)} notebooks and none of them is {notebook} or a copy "
+                f"of it: {names}; rename the one to grade to {notebook}")
+    held = _listing(list(dict.fromkeys(found.passed))) or "nothing"
+    return f"no notebook (.ipynb) was found in the upload; upload {notebook}. It holds: {held}"
+
+
+def grade_upload(found):
+    notebook = current().notebook
+    chosen, which = choose(found.notebooks, notebook)
+    if chosen is None:
+        return unreadable(nothing_to_grade(found, notebook))
+    if chosen.member is None:
+        result = grade_notebook(chosen.file)
+    else:
+        try:
+            data = member_bytes(chosen)
+        except ValueError as error:
+            result = unreadable(str(error))
+        else:
+            result = grade_notebook_bytes(notebook, data)
+    others = [upload for upload in found.notebooks if upload is not chosen]
+    return with_upload_note(result, chosen, which, others, notebook)
+
+
+def with_upload_note(result, chosen, which, others, notebook):
+    """The result with the upload's notebooks named: which one was graded, when that is not
+    the plain ``notebook`` at the top, and the others, in the result's language (an
+    unreadable notebook's result is in English)."""
+    extra = result["extra_data"]
+    extra["upload"] = {"graded": chosen.shown, "not_graded": [u.shown for u in others]}
+    language = extra.get("language") or "en"
+
+    def say(key, **fields):
+        return pick(NOTE[key], language).format(**fields)
+
+    sentences = []
+    if chosen.parts != (notebook,) or which:
+        among = say("among", which=say(which[0]), count=which[1]) if which else ""
+        graded = "tried" if extra.get("status") == "unreadable" else "graded"
+        sentences.append(say(graded, name=chosen.shown) + among)
+    if others:
+        names = _listing([u.shown for u in others], say("and"), pick(NOTE["more"], language))
+        sentences.append(say("others", names=names))
+    if sentences:
+        said = ("" if language == "zh" else " ").join(
+            sentence + say("end") for sentence in sentences)
+        before = result.get("output", "").rstrip(".")
+        result["output"] = f"{before}. {said}" if before else said
+    return result
 
 
 def run(root):
@@ -203,13 +499,7 @@ def run(root):
     Refuses, in results.json, where nothing here can hide the course from student code."""
     root = Path(root)
     refused = refusal()  # honours MHAKIT_ALLOW_UNCONFINED=1
-    notebook = find_notebook(root / "submission")
-    if refused:
-        result = refused_result(refused)
-    elif notebook is None:
-        result = unreadable(f"no .ipynb file was submitted; upload {current().notebook}")
-    else:
-        result = grade_notebook(notebook)
+    result = refused_result(refused) if refused else grade_upload(survey(root / "submission"))
     return write_results(root, result)
 
 

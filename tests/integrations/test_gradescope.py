@@ -5,19 +5,21 @@ import json
 import os
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder.integrations import gradescope
 from autograder.integrations.cli import main
-from tests.mha_exercise import POINTS, QUIZ_POINTS
+from tests.mha_exercise import POINTS, QUIZ_POINTS, fill, sample_answers
 from autograder.sandbox import confinement
 
-from tests.attacks.corpus import ATTACKS, REPO, Attack
+from tests.attacks.corpus import ATTACKS, RELEASE, REPO, Attack
 from tests.attacks.on_confinement import CONFINEMENT_ATTACKS, cheat
 from tests.integrations.test_cli import assert_one_line_error
 
@@ -150,6 +152,213 @@ def test_a_grader_that_fails_still_writes_results_json(tmp_path, monkeypatch):
     assert result["output"] == ("mha-kit could not grade this submission: "
                                 "RuntimeError: the disk is full second line")
 
+
+# --- Uploads as people make them: what the submission folder holds on Gradescope.
+
+def filled(answers, release=RELEASE):
+    notebook = fill(nbformat.read(str(release), as_version=4), answers)
+    return nbformat.writes(notebook).encode("utf-8")
+
+
+HONEST = Attack("honest").make()                     # 100 points
+BLANK = RELEASE.read_bytes()                         # the release as handed out: 0 points
+HONEST_EN = filled(sample_answers()["alice_correct"],
+                   RELEASE.parents[1] / "mha_en" / "mha.ipynb")
+# What macOS writes for a file's extended attributes: an AppleDouble header (magic, version,
+# "Mac OS X", two entries) and then the entries; not JSON, and no notebook.
+APPLE_DOUBLE = (struct.pack(">II16sH", 0x00051607, 0x00020000, b"Mac OS X        ", 2)
+                + struct.pack(">III", 9, 50, 32) + struct.pack(">III", 2, 82, 286)
+                + b"\0" * 32 + b"\0\0\1\0" + b"\0" * 282)
+
+
+def macos_zip(path, name, data):
+    """The zip that Finder's Compress makes of one file: the file, and its AppleDouble
+    under __MACOSX/."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+        archive.writestr("__MACOSX/", b"")
+        archive.writestr(f"__MACOSX/._{name}", APPLE_DOUBLE)
+    return path
+
+
+def graded_upload(tmp_path, files=(), zips=()):
+    """results.json once main() graded a submission folder laid out as Gradescope leaves
+    it: ``files`` {path: bytes}, ``zips`` {path: a zip's members {name: bytes}}."""
+    root = tmp_path / "autograder"
+    submission = root / "submission"
+    submission.mkdir(parents=True)
+    for name, data in dict(files).items():
+        (submission / name).parent.mkdir(parents=True, exist_ok=True)
+        (submission / name).write_bytes(data)
+    for name, members in dict(zips).items():
+        with zipfile.ZipFile(submission / name, "w", zipfile.ZIP_DEFLATED) as archive:
+            for member, data in members.items():
+                archive.writestr(member, data)
+    assert gradescope.main([str(root)]) == 0
+    return read_results(root)
+
+
+def assert_one_line(text):
+    assert "\n" not in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize("extracted", [True, False], ids=["extracted", "zip-as-uploaded"])
+def test_a_macos_zip_is_graded_on_its_notebook(tmp_path, extracted):
+    """The bug: `mha (1).ipynb` beside `__MACOSX/._mha (1).ipynb` scored 0 as unreadable."""
+    archive = macos_zip(tmp_path / "mha (1).ipynb.zip", "mha (1).ipynb", HONEST)
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    if extracted:  # as Gradescope hands over a zip upload
+        with zipfile.ZipFile(archive) as opened:
+            opened.extractall(root / "submission")
+        graded = "mha (1).ipynb"
+    else:  # as a zip inside the upload arrives
+        shutil.copy(archive, root / "submission")
+        graded = "mha (1).ipynb.zip/mha (1).ipynb"
+    assert gradescope.main([str(root)]) == 0
+    result = read_results(root)
+    assert result["score"] == 100
+    assert result["extra_data"]["upload"] == {"graded": graded, "not_graded": []}
+    assert result["output"] == f"评分的文件：{graded}。"  # the Chinese release's language
+
+
+def test_a_notebook_inside_a_folder_is_found(tmp_path):
+    result = graded_upload(tmp_path, {"hw3/work/mha.ipynb": HONEST, "hw3/README.txt": b"hi"})
+    assert result["score"] == 100 and result["output"] == "评分的文件：hw3/work/mha.ipynb。"
+
+
+def test_of_several_notebooks_the_assignments_name_wins_and_the_others_are_named(tmp_path):
+    result = graded_upload(tmp_path, {"mha-Copy1.ipynb": BLANK, "scratch.ipynb": BLANK,
+                                      "final/mha.ipynb": HONEST_EN,
+                                      "final/.ipynb_checkpoints/mha-checkpoint.ipynb": BLANK})
+    assert result["score"] == 100
+    assert result["output"] == ("Graded: final/mha.ipynb. Not graded, also uploaded: "
+                                "mha-Copy1.ipynb, scratch.ipynb.")  # the notebook's English
+    assert result["extra_data"]["upload"]["not_graded"] == ["mha-Copy1.ipynb", "scratch.ipynb"]
+
+
+def test_the_assignments_name_nearest_the_top_wins(tmp_path):
+    result = graded_upload(tmp_path, {"mha.ipynb": HONEST, "old/mha.ipynb": BLANK})
+    assert result["score"] == 100
+    assert result["output"] == ("评分的文件：mha.ipynb（有 2 个文件都可能是作业，评分的是最靠近"
+                                "顶层的那个）。没有评分，也在上传的文件里：old/mha.ipynb。")
+
+
+def test_of_two_copies_the_latest_is_graded_and_the_result_says_so(tmp_path):
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    (root / "submission" / "mha (1).ipynb").write_bytes(HONEST)
+    (root / "submission" / "mha(2).ipynb").write_bytes(BLANK)
+    (root / "submission" / "notes.ipynb").write_bytes(BLANK)
+    os.utime(root / "submission" / "mha(2).ipynb", (1_700_000_000, 1_700_000_000))
+    assert gradescope.main([str(root)]) == 0
+    result = read_results(root)
+    assert result["score"] == 100
+    assert result["output"] == ("评分的文件：mha (1).ipynb（有 2 个文件都可能是作业，评分的是"
+                                "最近修改的那个）。没有评分，也在上传的文件里：mha(2).ipynb、"
+                                "notes.ipynb。")
+
+
+def test_a_checkpoint_copy_is_never_graded_nor_named(tmp_path):
+    result = graded_upload(tmp_path, {"mha.ipynb": BLANK,
+                                      ".ipynb_checkpoints/mha-checkpoint.ipynb": HONEST})
+    assert result["score"] == 0 and "output" not in result
+    assert result["extra_data"]["upload"] == {"graded": "mha.ipynb", "not_graded": []}
+
+
+def test_a_single_notebook_of_any_name_is_graded(tmp_path):
+    result = graded_upload(tmp_path, {"作业三 final.ipynb": HONEST, "data.csv": b"1,2"})
+    assert result["score"] == 100 and result["output"] == "评分的文件：作业三 final.ipynb。"
+
+
+def test_nothing_to_grade_says_in_one_line_what_was_found(tmp_path):
+    result = graded_upload(tmp_path, {"mha.py": b"x = 1\n", "._mha.py": APPLE_DOUBLE,
+                                      "__MACOSX/._mha.ipynb": APPLE_DOUBLE,
+                                      ".ipynb_checkpoints/mha-checkpoint.ipynb": HONEST})
+    assert result["score"] == 0 and result["extra_data"]["status"] == "unreadable"
+    assert result["output"] == (
+        "This submission could not be graded: no notebook (.ipynb) was found in the upload; "
+        "upload mha.ipynb. It holds: ._mha.py (macOS metadata), .ipynb_checkpoints/ "
+        "(hidden), __MACOSX/ (macOS metadata), mha.py")
+
+
+def test_several_notebooks_none_named_like_the_assignment_are_listed(tmp_path):
+    result = graded_upload(tmp_path, {"a.ipynb": HONEST, "b/c.ipynb": HONEST})
+    assert result["score"] == 0
+    assert result["output"] == ("This submission could not be graded: 2 notebooks and none "
+                                "of them is mha.ipynb or a copy of it: a.ipynb, b/c.ipynb; "
+                                "rename the one to grade to mha.ipynb")
+
+
+def test_links_out_of_the_submission_are_not_followed(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "mha.ipynb").write_bytes(HONEST)
+    root = tmp_path / "autograder"
+    (root / "submission" / "inside").mkdir(parents=True)
+    (root / "submission" / "mha.ipynb").symlink_to(outside / "mha.ipynb")
+    (root / "submission" / "folder").symlink_to(outside)
+    (root / "submission" / "inside" / "mine.ipynb").write_bytes(BLANK)
+    (root / "submission" / "mha (1).ipynb").symlink_to(Path("inside", "mine.ipynb"))
+    assert gradescope.main([str(root)]) == 0
+    result = read_results(root)
+    # The link inside the upload is followed: it is the copy that is graded, and its target
+    # is named too, as the file it is.
+    assert result["score"] == 0
+    assert result["extra_data"]["upload"] == {"graded": "mha (1).ipynb",
+                                              "not_graded": ["inside/mine.ipynb"]}
+    found = gradescope.survey(root / "submission")
+    assert {"folder (a link out of the upload, not followed)",
+            "mha.ipynb (a link out of the upload, not followed)"} <= set(found.passed)
+
+
+def test_a_zip_is_read_bounded_and_never_extracted(tmp_path, monkeypatch):
+    zips = {"paths.zip": {"../mha.ipynb": HONEST, "/abs/mha.ipynb": HONEST,
+                          "a/../../mha.ipynb": HONEST}}
+    result = graded_upload(tmp_path / "paths", zips=zips)
+    assert result["score"] == 0 and "a path that leaves the zip" in result["output"]
+    root = tmp_path / "paths" / "autograder"
+    assert sorted(os.listdir(root)) == ["results", "submission"]
+    assert os.listdir(root / "submission") == ["paths.zip"]
+    # 21 MB that deflate to a few KB: read no further than a notebook may be large.
+    bomb = graded_upload(tmp_path / "bomb", zips={"bomb.zip": {
+        "mha.ipynb": b" " * (21 << 20)}})
+    assert bomb["output"] == ("This submission could not be graded: the file has 21 MB; a "
+                              "notebook may have at most 20 MB. The file that could not be "
+                              "graded: bomb.zip/mha.ipynb.")
+    monkeypatch.setattr(gradescope, "MAX_ZIP_MEMBERS", 3)
+    many = graded_upload(tmp_path / "many", zips={"many.zip": {
+        f"{n}.txt": b"" for n in range(3)} | {"mha.ipynb": HONEST}})
+    assert many["score"] == 0 and "many.zip (a zip of 4 files; at most 3 are opened)" in many[
+        "output"]
+    monkeypatch.setattr(gradescope, "MAX_ZIP_BYTES", 1 << 20)
+    large = graded_upload(tmp_path / "large", zips={"large.zip": {
+        "mha.ipynb": HONEST, "figure.png": os.urandom(3 << 19)}})  # random: it stays large
+    assert large["score"] == 0 and (
+        "large.zip (a zip of 1.5 MB; one of at most 1 MB is opened)" in large["output"])
+    for result in (result, bomb, many, large):
+        assert_one_line(result["output"])
+
+
+def test_a_broken_zip_is_named_and_the_rest_is_graded(tmp_path):
+    result = graded_upload(tmp_path, {"hw.zip": b"PK\3\4 not really", "mha.ipynb": HONEST})
+    assert result["score"] == 100 and "output" not in result
+    found = gradescope.survey(tmp_path / "autograder" / "submission")
+    assert found.passed[0].startswith("hw.zip (not a readable zip: ")
+
+
+@pytest.mark.parametrize("name", ["mha (1).ipynb", "mha(2).ipynb", "mha-Copy1.ipynb",
+                                  "mha copy.ipynb", "mha copy 2.ipynb", "mha - Copy (2).ipynb",
+                                  "Copy of mha.ipynb", "MHA.ipynb", "mha 副本.ipynb",
+                                  "mha - 副本.ipynb", "mha-Copy1 (1).ipynb"])
+def test_copies_of_the_notebook_are_recognised(name):
+    assert gradescope.copy_of(name, "mha.ipynb")
+
+
+@pytest.mark.parametrize("name", ["mha_en.ipynb", "mha-checkpoint.ipynb", "mha1.ipynb",
+                                  "my mha.ipynb", "mha (1).py"])
+def test_other_names_are_no_copies(name):
+    assert not gradescope.copy_of(name, "mha.ipynb")
 
 
 @pytest.mark.parametrize("where", ["no/such/folder/autograder.zip", "a_folder"])
