@@ -12,10 +12,16 @@ sources as ``kit``; the students' copy has no layout, and skips the cells that t
 nbgrader metadata calls locked.
 """
 
+from pathlib import Path
+
 from .cells import nbgrader_meta, normal_source, source_text
+from .inert_ipython import kernel_names
+from .ipython_syntax import as_python
 from .notebook_file import read_notebook
 
 PREAMBLE = "import math\n\nimport numpy as np\n"
+# The grader sends this text to the child, which has no kit to import it from.
+INERT_IPYTHON = Path(__file__).with_name("inert_ipython.py").read_text(encoding="utf-8")
 
 
 def graded_cells(notebook_path, kit=None):
@@ -37,24 +43,15 @@ def graded_cells_of(notebook, kit=None):
         if (normal_source(source) in kit) if kit is not None else meta.get("locked"):
             continue  # the kit's own cell, as released
         cell_id = meta.get("grade_id") or cell.get("id") or f"cell-{index}"
-        cells.append((str(cell_id), without_magics(source)))
+        cells.append((str(cell_id), as_python(source)))
     return cells
 
 
-def without_magics(source):
-    """IPython magics and shell escapes (%timeit, !pip) mean nothing to plain Python."""
-    lines = []
-    for line in source.splitlines():
-        body = line.lstrip()
-        if body.startswith(("%", "!")):
-            line = line[:len(line) - len(body)] + "pass  # " + body
-        lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
 def run_cells(cells, namespace):
-    """Execute cells one by one, as a notebook would; return {cell id: error text}."""
+    """Execute cells one by one, as a notebook would, with IPython's names inert
+    (inert_ipython.py); return {cell id: error text}."""
     errors = {}
+    namespace.update(kernel_names(namespace))
     exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
     for cell_id, source in cells:
         try:

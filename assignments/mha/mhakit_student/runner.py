@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from .failed_call import Watched
 from .fingerprints import namer_for, with_mistake
+from .imports import allowed_by, foreign_in_cells, foreign_in_namespace
 from .framework import PUBLIC, CheckFailed, InProcessStudent, NotImplementedYet, short
 from .notebook import graded_cells, run_cells
 from .wording import language, say
@@ -131,6 +132,24 @@ def shipped():
     return exercise.CHECKS, namer_for(exercise)
 
 
+def shipped_imports():
+    """What the exercise shipped beside this package lets students import."""
+    from . import exercise  # exists in the release only
+
+    return allowed_by(exercise)
+
+
+def imports_row(foreign):
+    """The table's row for imports that grading cannot honour ({module: where}), if any:
+    the student hears of them before submitting, and the self-check is not green."""
+    if not foreign:
+        return []
+    offered = ", ".join(shipped_imports())
+    detail = say("foreign-import", modules=", ".join(sorted(foreign)), offered=offered,
+                 where="; ".join(f"{m}: {w}" for m, w in sorted(foreign.items())))
+    return [(say("imports-row"), FAILED, detail)]
+
+
 def public_results(student, functions=None, checks=None, namer=None):
     """The public checks' results; by default those of the exercise shipped alongside."""
     if checks is None:
@@ -151,6 +170,8 @@ def check(*functions):
     """
     namespace = sys._getframe(1).f_globals
     rows = summarize(public_results(InProcessStudent(namespace), functions or None))
+    foreign = foreign_in_namespace(namespace, shipped_imports(), functions or None)
+    rows += imports_row({module: ", ".join(names) for module, names in foreign.items()})
     print(format_table(rows))
     if not functions:
         return None
@@ -178,5 +199,9 @@ def main(argv=None):
     for cell_id, error in run_cells(cells, namespace).items():
         print(f"cell {cell_id} did not run: {short(error)}", file=sys.stderr)
     rows = summarize(public_results(InProcessStudent(namespace)))
+    foreign = {}
+    for cell_id, line, module in foreign_in_cells(cells, shipped_imports()):
+        foreign.setdefault(module, []).append(f"{cell_id}:{line}")
+    rows += imports_row({module: ", ".join(places) for module, places in foreign.items()})
     print(format_table(rows))
     return 0 if all(row[1] in DONE for row in rows) else 1

@@ -66,6 +66,26 @@ TEXTS = {
                              "{names}: not done yet, so Validate scores this cell 0"),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
+    # an import that grading cannot honour ({offered}: what it does offer, listed)
+    "imports-row": ("导入 imports", "imports"),
+    "foreign-import": ("评分时没有 {modules}：评分只提供 Python 标准库和 {offered}。"
+                       "导入它的单元格会停在导入那一行，之后定义的函数评分时不存在，"
+                       "在函数里导入的，函数一运行就出错（{where}）",
+                       "{modules} will not be there when graded, which offers only the "
+                       "standard library and {offered}: a cell that imports it stops at "
+                       "that line, so what it defines after it is lost, and a function that "
+                       "imports it fails when called ({where})"),
+    "foreign-import-lost": ("{cell} 第 {line} 行导入了 {module}，评分时没有这个包（只有 Python "
+                            "标准库和 {offered}）：单元格停在那一行，所以评分时 {name} "
+                            "没有定义",
+                            "{cell} imports {module} on line {line}, which grading does not "
+                            "offer (only the standard library and {offered}): the cell "
+                            "stopped there, so {name} was not defined when graded"),
+    "foreign-import-called": ("{name} 一运行就导入 {module}，评分时没有这个包（只有 Python "
+                              "标准库和 {offered}），所以每次调用都出错",
+                              "{name} imports {module} when it runs, which grading does not "
+                              "offer (only the standard library and {offered}), so every "
+                              "call of it failed"),
     # a child process lost while grading: "{gone}" is one of the "gone-" phrases
     "gone": ("代码{gone}", "the code {gone}"),
     "gone-while-loading": ("运行答案单元时，代码{gone}",

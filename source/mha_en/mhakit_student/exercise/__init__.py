@@ -4,4 +4,8 @@ plots); its modules import the self-check as their parent package."""
 
 from .checks import CHECKS, KNOWN
 
-__all__ = ["CHECKS", "KNOWN"]
+# What a student's cells may import, beside the standard library, and still be graded as
+# they ran: the lesson itself plots, and every kernel has IPython's display.
+STUDENT_IMPORTS = ("numpy", "matplotlib", "IPython")
+
+__all__ = ["CHECKS", "KNOWN", "STUDENT_IMPORTS"]

@@ -1,0 +1,106 @@
+"""Imports that grading cannot honour: a package the release does not offer.
+
+In the student's kernel a cell may import whatever their environment holds; when graded,
+only the standard library and the exercise's ``STUDENT_IMPORTS`` are there, and the
+import raises. The self-check names such imports before the student submits (from the
+kernel's namespace, or from the saved cells), and the grader names them in the feedback
+with what they cost (from the cells it graded).
+"""
+
+import ast
+import dis
+import sys
+import types
+
+DEFAULT = ("numpy", "IPython")  # every kernel has IPython
+
+
+def allowed_by(shipped):
+    """The packages, beside the standard library, that an exercise's shipped package
+    (its ``STUDENT_IMPORTS``) lets students import; IPython always, as in every kernel."""
+    declared = tuple(getattr(shipped, "STUDENT_IMPORTS", DEFAULT))
+    return tuple(dict.fromkeys(declared + ("IPython",)))
+
+
+# Names that are no import of the student's: the kit's own package and the kernel's.
+NOT_IMPORTS = {"__main__", "builtins", "mhakit_student", "__student__"}
+KERNEL_GLOBALS = {"In", "Out", "get_ipython", "exit", "quit"}
+
+
+def offered(root, allowed):
+    """Whether a module ``root`` (its first dotted part) can be imported when graded."""
+    return (root in allowed or root in sys.stdlib_module_names or root in NOT_IMPORTS
+            or root.startswith("_"))
+
+
+def cell_imports(source):
+    """[(line, statement level: True at the cell's top, module root)] of a cell's source
+    (as the kernel compiles it); [] for a cell that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, id(node) in top, alias.name.split(".")[0])
+                      for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, id(node) in top, node.module.split(".")[0]))
+    return sorted(found)
+
+
+def foreign_in_cells(cells, allowed):
+    """[(cell id, line, module)] of the imports in ``cells`` that grading cannot honour."""
+    return [(cell_id, line, root) for cell_id, source in cells
+            for line, _, root in cell_imports(source) if not offered(root, allowed)]
+
+
+def foreign_in_namespace(namespace, allowed, names=None):
+    """{module root: [global names that bring it]} in a live namespace (the kernel's):
+    modules bound to a name, functions and classes imported from them, and imports
+    inside the student's own functions. ``names`` limits it to what those globals use."""
+    chosen = namespace if names is None else {n: namespace[n] for n in names if n in namespace}
+    found = {}
+    for name, value in list(chosen.items()):
+        if name.startswith("_") or name in KERNEL_GLOBALS:
+            continue
+        for root in _roots_of(value, namespace if names is not None else None):
+            if not offered(root, allowed):
+                found.setdefault(root, []).append(name)
+    return found
+
+
+def _roots_of(value, namespace=None, depth=0):
+    if isinstance(value, types.ModuleType):
+        return {value.__name__.split(".")[0]}
+    module = getattr(value, "__module__", None) if isinstance(value, (type, types.FunctionType,
+                                                                       types.BuiltinFunctionType)) else None
+    if not isinstance(module, str):
+        return set()
+    roots = {module.split(".")[0]}
+    code = getattr(value, "__code__", None)
+    if isinstance(code, types.CodeType) and module in NOT_IMPORTS:
+        roots |= _imported_in(code)
+        if namespace is not None and depth < 3:  # what a checked function calls, too
+            for used in _global_names(code):
+                if used in namespace and namespace[used] is not value:
+                    roots |= _roots_of(namespace[used], namespace, depth + 1)
+    return roots
+
+
+def _codes(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _imported_in(code):
+    return {str(ins.argval).split(".")[0] for inner in _codes(code)
+            for ins in dis.get_instructions(inner) if ins.opname == "IMPORT_NAME"}
+
+
+def _global_names(code):
+    return {name for inner in _codes(code) for name in inner.co_names}
