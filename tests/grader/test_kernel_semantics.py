@@ -1,0 +1,77 @@
+"""What runs in a student's kernel earns its points when graded (issue 23): IPython's own
+syntax, the packages the release lets students import, a time limit per cell. Each
+notebook goes the whole way: saved file, IPython's reading, the confined child."""
+
+import pytest
+
+from autograder.grader.grading import grade_notebook, part_summary
+from tests.attacks.corpus import Attack
+from tests.mha_exercise import sample_answers
+
+CORRECT = sample_answers()["alice_correct"]
+
+
+def graded(tmp_path, extra_cells=(), **edits):
+    path = tmp_path / "mha.ipynb"
+    path.write_bytes(Attack("kernel", edits=edits, extra_cells=extra_cells).make())
+    return grade_notebook(path, seed=5)
+
+
+def test_ipython_syntax_around_correct_definitions_costs_nothing(tmp_path):
+    split = CORRECT["answer_split_heads"].replace(
+        "if num_heads < 1 or d_model % num_heads != 0:",
+        "if (num_heads < 1\n            or d_model\n            % num_heads != 0):")
+    assert split != CORRECT["answer_split_heads"]
+    result = graded(
+        tmp_path,
+        answer_split_heads=split + "\nnp.swapaxes?\nt = %timeit -o split_heads(np.ones((2, 4)), 2)\n"
+                                   "files = !ls /\nprint(t.best * 1e3, files)\n",
+        answer_concat_heads="%%time\n" + CORRECT["answer_concat_heads"],
+        answer_attention="%load_ext autoreload\n%autoreload 2\n" + CORRECT["answer_attention"]
+                         + "\nout = %time attention(np.ones((1, 2, 3)), np.ones((1, 2, 3)), "
+                           "np.ones((1, 2, 3)))\nassert out[0].shape == (1, 2, 3)\n")
+    assert result["score"] == 100, result["extra_data"]["load_errors"]
+    assert not result["extra_data"]["load_errors"]
+
+
+def test_plots_and_ipython_display_in_answer_cells_cost_nothing(tmp_path):
+    header = ("import matplotlib.pyplot as plt\nfrom IPython.display import display, HTML, "
+              "Markdown\nimport IPython\n%matplotlib inline\n")
+    plot = ("\nfigure, axes = plt.subplots()\naxes.imshow(np.eye(3))\nplt.title('heads')\n"
+            "plt.savefig('heads.png')\nplt.show()\ndisplay(HTML('<b>done</b>'), Markdown('*x*'))\n"
+            "IPython.display.display(np.ones(2))\n")
+    result = graded(tmp_path,
+                    answer_output_projection=header + CORRECT["answer_output_projection"] + plot,
+                    extra_cells=("display(np.arange(3))\nget_ipython().system('ls')\n",))
+    assert result["score"] == 100, result["extra_data"]["load_errors"]
+
+
+def test_an_import_that_grading_lacks_is_named_with_what_it_cost(tmp_path):
+    result = graded(tmp_path,
+                    answer_split_heads="import scipy.special\n" + CORRECT["answer_split_heads"])
+    assert result["extra_data"]["parts"]["split_heads"] == 0
+    assert result["score"] == 100 - 10
+    note = result["extra_data"]["imports"]["split_heads"]
+    assert "scipy" in note and "answer_split_heads" in note and "split_heads" in note
+    assert note in part_summary(result, "split_heads")
+
+
+def test_cells_that_each_finish_within_the_cell_limit_are_graded_in_full(tmp_path,
+                                                                        monkeypatch):
+    # Three scratch cells of 1.2 s each: more than a 2 s limit together, not one by one.
+    monkeypatch.setenv("MHAKIT_CELL_SECONDS", "2")
+    monkeypatch.setenv("MHAKIT_CALL_SECONDS", "2")
+    monkeypatch.setenv("MHAKIT_ZYGOTE", "1")
+    scratch = "import time\ntime.sleep(1.2)\n"
+    result = graded(tmp_path, extra_cells=(scratch,) * 3)
+    assert result["score"] == 100, result["extra_data"]["crashes"]
+
+
+def test_a_cell_over_its_limit_still_stops_the_load(tmp_path, monkeypatch):
+    monkeypatch.setenv("MHAKIT_CELL_SECONDS", "1")
+    monkeypatch.setenv("MHAKIT_CALL_SECONDS", "1")
+    monkeypatch.setenv("MHAKIT_SUBMISSION_SECONDS", "6")
+    result = graded(tmp_path, extra_cells=("import time\ntime.sleep(30)\n",))
+    assert result["score"] < 100
+    assert any("超过了 1 秒" in crash for crash in result["extra_data"]["crashes"]), result[
+        "extra_data"]["crashes"]

@@ -1,0 +1,109 @@
+"""A cell compiles when graded exactly when it compiles in a kernel, and defines the same."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from autograder.selfcheck import ipython_syntax
+from autograder.selfcheck.ipython_syntax import as_python
+from autograder.selfcheck.notebook import run_cells
+
+BREAK_BEFORE_OPERATOR = textwrap.dedent("""\
+    def split(X, num_heads):
+        if (X.shape[-1]
+                % num_heads != 0):
+            raise ValueError("no")
+        ok = (X.shape[-1] // num_heads
+              != 0)
+        return ok
+    """)
+IPYTHON_AFTER_A_DEFINITION = textwrap.dedent("""\
+    def double(x):
+        return 2 * x
+    np.swapaxes?
+    np.swapaxes??
+    ?double
+    t = %timeit -o double(3)
+    files = !ls /
+    !pip install scipy
+    %matplotlib inline
+    print(t.best * 1e3, files)
+    def triple(x):
+        return 3 * x
+    """)
+
+
+def run(source):
+    namespace = {"__name__": "__student__"}
+    errors = run_cells([("cell", as_python(source))], namespace)
+    return namespace, errors
+
+
+def test_a_continuation_line_that_begins_with_an_operator_is_left_as_it_is():
+    assert as_python(BREAK_BEFORE_OPERATOR) == BREAK_BEFORE_OPERATOR
+    namespace, errors = run(BREAK_BEFORE_OPERATOR)
+    assert not errors and namespace["split"](np_ones((2, 6)), 3)
+
+
+def np_ones(shape):
+    import numpy as np
+    return np.ones(shape)
+
+
+def test_magics_shell_escapes_and_help_cost_no_definition_and_raise_nothing(capsys):
+    namespace, errors = run(IPYTHON_AFTER_A_DEFINITION)
+    assert not errors
+    assert namespace["double"](2) == 4 and namespace["triple"](2) == 6
+    assert capsys.readouterr().out.strip() == ""  # the inert values print as nothing
+    assert not namespace["files"] and list(namespace["files"]) == []
+
+
+@pytest.mark.parametrize("magic", ["%%time", "%%prun -s cumulative", "%%capture captured"])
+def test_a_cell_magic_that_runs_its_cell_defines_what_the_cell_defines(magic):
+    source = f"{magic}\ndef double(x):\n    return 2 * x\ny = double(4)\n"
+    namespace, errors = run(source)
+    assert not errors and namespace["double"](1) == 2 and namespace["y"] == 8
+
+
+def test_a_cell_magic_that_does_not_run_its_cell_in_the_kernel_defines_nothing():
+    namespace, errors = run("%%bash\nrm -rf /\n")
+    assert not errors
+    namespace, errors = run("%%timeit\ndef double(x):\n    return 2 * x\n")
+    assert not errors and "double" not in namespace  # %%timeit's cell has its own scope
+
+
+def test_time_gives_the_value_of_its_expression_and_runs_its_statement():
+    namespace, errors = run("x = %time 6 * 7\n%time y = x + 1\n")
+    assert not errors and namespace["x"] == 42 and namespace["y"] == 43
+
+
+def test_what_does_not_compile_in_a_kernel_does_not_compile_when_graded():
+    namespace, errors = run("def f(:\n    pass\n")
+    assert "SyntaxError" in errors["cell"]
+    namespace, errors = run("x = 1\n    %timeit x\n")  # IPython refuses the indent too
+    assert "IndentationError" in errors["cell"]
+
+
+def test_without_ipython_a_cell_that_compiles_is_left_alone_and_magic_lines_are_skipped(
+        monkeypatch):
+    monkeypatch.setattr(ipython_syntax, "_manager", None)
+    assert as_python(BREAK_BEFORE_OPERATOR) == BREAK_BEFORE_OPERATOR
+    namespace, errors = run("%matplotlib inline\n!pip install x\ndef f(x):\n    return x\n")
+    assert not errors and namespace["f"](3) == 3
+
+
+@pytest.mark.slow
+def test_the_selfcheck_reads_cells_in_a_python_without_ipython(numpy_only_python, tmp_path):
+    # A student's bare Python: the shipped self-check imports no IPython and still runs.
+    script = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+              "from autograder.selfcheck.ipython_syntax import as_python\n"
+              "print(repr(as_python('%time x = 1\\ny = 2\\n')))\n")
+    from tests.conftest import REPO
+
+    done = subprocess.run([str(numpy_only_python), "-c", script, str(REPO)],
+                          capture_output=True, text=True, check=True)
+    assert "pass  # %time x = 1" in done.stdout
+    assert "y = 2" in done.stdout
+    assert sys.executable != str(numpy_only_python)
