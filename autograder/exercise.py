@@ -46,6 +46,26 @@ KNOWN_ANSWERS_NAME = "known_answers.json"
 
 
 @dataclass(frozen=True)
+class Items:
+    """How a function works item by item, as a numpy gufunc does: each array parameter
+    it loops over spans some trailing core dims per item, and its leading dims are loop
+    dims that broadcast; each returned array likewise. While another function is
+    graded, a call of this one on a slice of a call the reference made (one head, one
+    batch item) is answered with the same slice of the recorded answer
+    (sandbox/stand_ins.py). Declare only what the function really does item by item."""
+
+    args: tuple  # ((array parameter, its core dims), ...)
+    returns: tuple  # the core dims of each returned array, in order
+    # ((parameter, position of the returned array it broadcasts against), ...): two such
+    # masks mean the same when they broadcast to the same array of that one's shape
+    masks: tuple = ()
+    # an axis parameter (see Function.axes): each item is that one axis, wherever it
+    # lies, of every looped and returned array, and all their other dims loop (as in a
+    # normalisation along one axis)
+    core_at: str = ""
+
+
+@dataclass(frozen=True)
 class Function:
     """One function the learner writes, as the hidden checks grade it."""
 
@@ -54,6 +74,10 @@ class Function:
     returns: tuple = ()  # the names of the two arrays it returns, when it returns a pair
     own_pieces: bool = False  # also checked with the learner's own pieces, for feedback
     short: str = ""  # its column in the grade table
+    # ((axis parameter, the array parameter it is an axis of), ...): a stand-in call
+    # with -1 and one with ndim - 1 mean the same
+    axes: tuple = ()
+    items: Items = None  # how it works item by item, if it does (see Items)
 
     @property
     def total(self):

@@ -103,7 +103,7 @@ def _grade(cells, seed, limits, tampering, language, exercise):
     tests = []
     checks = ordered_checks(exercise)
     limits = limits or Limits.from_environment()
-    with IsolatedStudent(cells, exercise.reference, limits) as student:
+    with IsolatedStudent(cells, exercise.reference, limits, exercise.functions) as student:
         plans, encoded = prepared_for(seed, exercise)
         results = run_planned(checks, plans, student, seeded(seed), encoded, language,
                               exercise)

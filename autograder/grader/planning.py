@@ -7,7 +7,7 @@ stand-in call. Instead:
 1. **Plan**: each check runs once against ``PlanningStudent``, which records every call
    and answers with the reference's result, so the check goes on to its last call. It
    also records the reference's own calls of the other functions: the only questions
-   the child's stand-ins may have answered (see sandbox/stand_ins.py).
+   the child's stand-ins may have answered, whole or in slices (see sandbox/stand_ins.py).
 2. **Run**: the child runs one check's recorded calls in one batch and answers each in
    turn. It never holds the hidden inputs of a check before that check runs; checks
    that have none (public ones, the quiz) share a batch with their neighbours.

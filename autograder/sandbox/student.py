@@ -35,8 +35,8 @@ class PlannedCall:
     stand_ins: bool = False
     variable: bool = False
     # (function, args, kwargs, value): the reference's own calls of other contract
-    # functions on this call's inputs, recorded when the check was planned. They are the
-    # only questions a stand-in answers (see stand_ins.py).
+    # functions on this call's inputs, recorded when the check was planned. They, and
+    # their slices, are the only answers a stand-in gives (see stand_ins.py).
     answers: list = field(default_factory=list, compare=False)
     reply_bytes: int = field(default=0, compare=False)  # the size of the reference's result
 
@@ -73,17 +73,19 @@ class IsolatedStudent:
     ``reference`` maps function names to the trusted reference functions. In a call with
     ``stand_ins=True``, each function that the reference itself calls becomes a stand-in
     in the child, which the grader answers from the reference's own calls on this
-    call's inputs only (see stand_ins.py).
+    call's inputs only (see stand_ins.py). ``functions``, the exercise's Function
+    entries, say which other calls mean one of those (an axis from the end, a slice).
 
     ``run_calls`` sends one batch of calls at once and the child answers them one after
     another; ``call`` is a batch of one. A call has ``limits.call_seconds`` of wall clock
     for all its messages, and the submission ``limits.submission_seconds`` in all.
     """
 
-    def __init__(self, cells, reference, limits=None):
+    def __init__(self, cells, reference, limits=None, functions=()):
         self.cells = cells
         self.reference = reference
         self.params = {name: parameters_of(function) for name, function in reference.items()}
+        self.functions = {function.name: function for function in functions}
         self.limits = limits or Limits()
         self.inputs_changed = False
         self.load_errors = {}
@@ -261,7 +263,8 @@ class IsolatedStudent:
             kwargs = header.get("kwargs")
             kwargs = ({str(k): _decode_safely(v, arrays) for k, v in kwargs.items()}
                       if isinstance(kwargs, dict) else None)
-            found, value = recorded_answer(name, args, kwargs, call.answers, self.params[name])
+            found, value = recorded_answer(name, args, kwargs, call.answers, self.params[name],
+                                           self.functions.get(name))
         if not found:
             self.child.send({"ok": False}, deadline=deadline)
             return

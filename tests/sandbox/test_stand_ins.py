@@ -1,15 +1,17 @@
 """autograder/sandbox/stand_ins.py: while one function is graded, the stand-ins of the
-others answer only the calls the reference makes, from sealed answers; any other call runs
-the student's own function."""
+others answer only the calls the reference makes, or calls that mean them or a slice of
+them, from what was recorded; any other call runs the student's own function."""
 
 import numpy as np
 import pytest
 
 import solutions
+from autograder.sandbox import stand_ins
 from autograder.sandbox.stand_ins import recorded_answer
 from autograder.sandbox.student import parameters_of
 from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
+from tests.mha_exercise import EXERCISE
 
 
 SOFTMAX = parameters_of(solutions.softmax)
@@ -42,9 +44,13 @@ def test_a_very_negative_score_matches_minus_inf_and_a_mask_that_broadcasts_alik
                                answers, SOFTMAX)[0]
     Q = np.ones((2, 1, 3, 4))
     mask = np.tril(np.ones((3, 3), bool))
-    answers = _recorded("attention", Q, Q, Q, mask[None, None])
-    assert recorded_answer("attention", [Q, Q, Q, mask], {}, answers, ATTENTION)[0]
-    assert not recorded_answer("attention", [Q, Q, Q, mask.T], {}, answers, ATTENTION)[0]
+    answers = [("attention", (Q, Q, Q, mask[None, None]), {}, solutions.attention(Q, Q, Q, mask))]
+    meaning = EXERCISE.function("attention")
+    assert recorded_answer("attention", [Q, Q, Q, mask], {}, answers, ATTENTION, meaning)[0]
+    assert not recorded_answer("attention", [Q, Q, Q, mask.T], {}, answers, ATTENTION,
+                               meaning)[0]
+    # Without the exercise's word that it broadcasts, a mask matches only bit for bit.
+    assert not recorded_answer("attention", [Q, Q, Q, mask], {}, answers, ATTENTION)[0]
 
 
 @pytest.mark.parametrize("args,kwargs", [
@@ -61,6 +67,153 @@ def test_any_other_call_is_not_answered(args, kwargs):
     answers = _recorded("softmax", np.ones((2, 3, 4)), axis=-1)
     assert recorded_answer("softmax", args, kwargs, answers, SOFTMAX) == (False, None)
     assert recorded_answer("attention", args, kwargs, answers, ATTENTION) == (False, None)
+
+
+# ------------------------------------------------ by meaning: axes, masks, slices
+
+SPLIT_HEADS = parameters_of(solutions.split_heads)
+SCORES = parameters_of(solutions.attention_scores)
+RNG = np.random.default_rng(23)
+B, H, T, D = 2, 3, 4, 5
+Q, K, V = (RNG.standard_normal((B, H, T, D)) for _ in range(3))
+MASK = RNG.random((B, 1, T, T)) < 0.6  # as multi_head_attention passes it: no head axis
+# Not what the reference would answer: whatever the grader answers, it cut from what it
+# recorded, and it computes nothing on the arguments it is asked about.
+RECORDED = (RNG.standard_normal((B, H, T, D)), RNG.standard_normal((B, H, T, T)))
+X = RNG.standard_normal((B, H, T, T))
+SOFTMAXED = RNG.standard_normal((B, H, T, T))
+
+
+def _ask(name, *args, answers=None, **kwargs):
+    params = {"attention": ATTENTION, "softmax": SOFTMAX, "split_heads": SPLIT_HEADS,
+              "attention_scores": SCORES}[name]
+    answers = answers or [("attention", (Q, K, V, MASK), {}, RECORDED),
+                          ("softmax", (X,), {"axis": -1}, SOFTMAXED)]
+    return recorded_answer(name, list(args), kwargs, answers, params, EXERCISE.function(name))
+
+
+@pytest.mark.parametrize("axis", [3, -1, X.ndim - 1, np.int64(3)])
+def test_an_axis_matches_however_it_is_counted(axis):
+    assert _ask("softmax", X, axis=axis) == (True, SOFTMAXED)
+    assert _ask("softmax", X, axis) == (True, SOFTMAXED)
+    assert _ask("softmax", x=X, axis=axis) == (True, SOFTMAXED)
+
+
+@pytest.mark.parametrize("axis", [0, -2, 2, 4, -5, 3.0, True, None, (3,)])
+def test_another_axis_or_no_axis_is_not_answered(axis):
+    assert _ask("softmax", X, axis=axis) == (False, None)
+
+
+def test_a_mask_matches_when_it_broadcasts_to_the_same_array():
+    heads = np.broadcast_to(MASK, (B, H, T, T))
+    for mask in (MASK, heads, heads.copy()):
+        assert _ask("attention", Q, K, V, mask) == (True, RECORDED)
+    assert _ask("attention", Q=Q, V=V, K=K, mask=MASK) == (True, RECORDED)
+    assert not _ask("attention", Q, K, V, heads[:, ::-1].copy() ^ np.eye(T, dtype=bool))[0]
+
+
+def _same(answer, want):
+    return all(a.shape == w.shape and np.array_equal(a, w) for a, w in zip(answer, want))
+
+
+@pytest.mark.parametrize("index,mask", [
+    ((slice(None), 1), MASK[:, 0]),                  # one head, its axis taken away
+    ((slice(None), slice(1, 2)), MASK),              # one head, its axis kept
+    ((1,), MASK[1]),                                 # one batch item
+    ((1, 2), MASK[1, 0]),                            # one item's one head
+    ((slice(1, 2), 0), MASK[1:2, 0]),                # both, one axis kept
+    ((slice(1, 2), slice(0, 1)), MASK[1:2]),
+], ids=["head", "head-kept", "item", "item-and-head", "item-kept-and-head", "both-kept"])
+def test_a_slice_of_a_recorded_call_gets_the_same_slice_of_the_recorded_answer(index, mask):
+    found, answer = _ask("attention", Q[index], K[index], V[index], mask)
+    assert found and _same(answer, [a[index] for a in RECORDED])
+    found, answer = _ask("attention", Q[index], K[index], V[index],
+                         np.broadcast_to(mask, RECORDED[1][index].shape))
+    assert found and _same(answer, [a[index] for a in RECORDED])
+
+
+def test_an_argument_that_broadcasts_along_a_loop_axis_keeps_its_one_entry():
+    one_K = K[:1]  # (1, h, T, d): the same keys for every batch item
+    answers = [("attention_scores", (Q, one_K), {}, SOFTMAXED)]
+    found, answer = _ask("attention_scores", Q[1], one_K[0], answers=answers)
+    assert found and np.array_equal(answer, SOFTMAXED[1])
+    found, answer = _ask("attention_scores", Q[1, 2], one_K[0, 2], answers=answers)
+    assert found and np.array_equal(answer, SOFTMAXED[1, 2])
+    assert not _ask("attention_scores", Q[1], one_K, answers=answers)[0]  # (1, h, T, T)
+
+
+def test_a_slice_of_softmax_moves_its_axis_with_it():
+    found, answer = _ask("softmax", X[1], axis=-1)
+    assert found and np.array_equal(answer, SOFTMAXED[1])
+    assert _ask("softmax", X[1], axis=2)[0] and _ask("softmax", X[1, 0], 1)[0]
+    found, answer = _ask("softmax", X[:, :, 0], axis=-1)  # one query's row in every head
+    assert found and np.array_equal(answer, SOFTMAXED[:, :, 0])
+    assert not _ask("softmax", X[1], axis=1)[0]
+    assert not _ask("softmax", X[..., 0], axis=-1)[0]  # cut across the axis it normalises
+
+
+def test_split_heads_per_batch_item_but_only_with_the_same_number_of_heads():
+    Xp = RNG.standard_normal((B, T, H * D))
+    answers = [("split_heads", (Xp, H), {}, solutions.split_heads(Xp, H))]
+    found, answer = _ask("split_heads", Xp[1], H, answers=answers)
+    assert found and np.array_equal(answer, solutions.split_heads(Xp, H)[1])
+    assert _ask("split_heads", num_heads=np.int64(H), X=Xp[1], answers=answers)[0]
+    assert not _ask("split_heads", Xp[1], 1, answers=answers)[0]
+    assert not _ask("split_heads", Xp[1], float(H), answers=answers)[0]
+    assert not _ask("split_heads", Xp[1, :, :D], H, answers=answers)[0]
+
+
+@pytest.mark.parametrize("args", [
+    (Q[:, 0], K[:, 1], V[:, 1], MASK[:, 0]),         # queries of head 0, keys of head 1
+    (Q[:, 0], K[:, 0], V[:, 1], MASK[:, 0]),         # values of head 1
+    (Q[0, 1], K[1, 1], V[1, 1], MASK[1, 0]),         # item 0's queries, item 1's keys
+    (Q[:, 0] * (1 + 1e-3), K[:, 0], V[:, 0], MASK[:, 0]),  # a perturbed input
+    (Q[:, 0], K[:, 0], V[:, 0], ~MASK[:, 0]),        # another mask
+    (Q[:, 0], K[:, 0], V[:, 0], MASK[::-1, 0]),      # the other item's mask
+    (Q[:, 0], K[:, 0], V[:, 0], None),               # no mask at all
+    (Q[:, 0], K[:, 0], V[:, 0], MASK[:, 0].astype(np.int8)),
+    (Q[:, 0:2], K[:, 0:2], V[:, 0:2], MASK),         # two heads are no item
+    (Q[:, ::2], K[:, ::2], V[:, ::2], MASK),
+    (Q[..., :2, :], K, V, MASK[..., :2, :]),         # fewer queries: a cut in an item
+    (Q[None], K[None], V[None], MASK[None]),         # an axis more
+    (Q[:, 0], K[:, 0], V[:, 0], MASK),               # a mask that grows the loop shape
+    (Q[1, 0], K[1, 0], V[1, 0], MASK[1]),            # (1, T, T) for one head's (T, T)
+    (Q[:, 0].astype(complex), K[:, 0], V[:, 0], MASK[:, 0]),
+], ids=["mixed-heads", "mixed-values", "mixed-items", "perturbed", "other-mask",
+        "other-items-mask", "no-mask", "int-mask", "two-heads", "strided-heads",
+        "fewer-queries", "axis-more", "mask-grows-loop", "mask-grows-item", "complex"])
+def test_a_near_miss_is_not_answered(args):
+    assert _ask("attention", *args) == (False, None)
+
+
+def test_a_mask_that_would_grow_the_call_is_not_the_recorded_one():
+    mask = np.tril(np.ones((T, T), bool))
+    answers = [("attention", (Q[0], K[0], V[0], mask[None]), {},
+                solutions.attention(Q[0], K[0], V[0], mask[None]))]
+    assert _ask("attention", Q[0], K[0], V[0], mask, answers=answers)[0]
+    # Equal value by value once broadcast, but the call would answer (B, h, T, d_v).
+    grown = np.broadcast_to(mask, (B, 1, T, T))
+    assert not _ask("attention", Q[0], K[0], V[0], grown, answers=answers)[0]
+
+
+def test_a_call_with_more_loop_axes_than_the_bound_is_answered_only_whole():
+    x = RNG.standard_normal((2,) * (stand_ins.MAX_LOOP_AXES + 1) + (3,))
+    answers = [("softmax", (x,), {"axis": -1}, x)]
+    assert _ask("softmax", x, answers=answers)[0]
+    assert not _ask("softmax", x[0], answers=answers)[0]
+
+
+def test_the_search_compares_no_more_bytes_than_the_recorded_call_holds(monkeypatch):
+    compared, original = [], stand_ins._close_arrays
+
+    def counting(got, want):
+        compared.append(got.nbytes)
+        return original(got, want)
+
+    monkeypatch.setattr(stand_ins, "_close_arrays", counting)
+    # The worst case: shapes that fit every item of both loop axes, and no item matches.
+    assert not _ask("attention", Q[1, 2] + 1, K[1, 2], V[1, 2], MASK[1, 0])[0]
+    assert 0 < sum(compared) <= Q.nbytes
 
 
 # ------------------------------------------------ through a whole grading
@@ -108,14 +261,19 @@ LOOPING_OVER_HEADS = (
     "            np.stack(weights).reshape(X.shape[:-2] + (num_heads, T, T)))\n")
 
 
-def test_a_loop_over_batch_items_and_heads_keeps_its_points(reference_answers):
-    # Each slice's calls are not the reference's, so they run the student's own pieces,
-    # all through stand-ins that ask the grader: far more messages than the reference's.
+def test_a_loop_over_batch_items_and_heads_keeps_its_points(reference_answers, monkeypatch):
+    # Each piece's call is a slice of the reference's: none is in the sealed table, so
+    # each asks the grader (far more messages than the reference's), which answers every
+    # one with the slice of its recorded answer.
+    asked = _count_stand_in_questions(monkeypatch)
     answers = dict(reference_answers, answer_multi_head_attention=LOOPING_OVER_HEADS)
     result = grade_answers(answers)
     assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"], [
         t["output"] for t in result["tests"] if t["name"].startswith("multi_head")]
     assert not result["extra_data"]["crashes"]
+    assert {name for name, _ in asked} == {"split_heads", "attention", "concat_heads",
+                                           "output_projection"}
+    assert all(found for _, found in asked)
 
 
 def _count_stand_in_questions(monkeypatch):

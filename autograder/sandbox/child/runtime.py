@@ -4,7 +4,7 @@ The parent passes this file's text to ``python -I -S -c`` (or the zygote loads i
 the child never imports the grader; it imports numpy and the standard library only. The
 parent trusts nothing it says: it accepts only JSON and arrays of plain numeric dtypes,
 decides every verdict itself, and answers a stand-in only when the reference itself
-would have asked the same question.
+would have asked the same question, or one whose answer is a slice of that one's.
 
 Protocol, over one Unix socket: every message is a JSON header frame, then, if the
 header lists arrays, one frame holding their raw bytes; a frame is an 8-byte big-endian
@@ -184,7 +184,8 @@ def map_files(fds, writable):
 # answers along, sealed: each is XORed with a key stream drawn from the call's exact
 # arguments and filed under a hash of them. Code that has not computed those very
 # arguments can neither find nor read one, and every other call asks the parent, which
-# matches within tolerance: a sealed answer reveals nothing that asking would not.
+# matches by meaning (within tolerance, or a slice of a recorded call): a sealed answer
+# reveals nothing that asking would not.
 
 def bind(params, args, kwargs):
     """The call's argument values in parameter order, or None if it does not bind.
@@ -351,8 +352,8 @@ class Child:
     def stand_in(self, name, own, sealed):
         """In place of ``name`` while another function is graded. It gets only the
         answers to the very calls that the reference itself makes on the inputs the
-        parent chose: sealed, or from the parent, which matches within tolerance. Any
-        other call runs the student's own ``name``."""
+        parent chose, or to slices of them: sealed, or from the parent, which matches
+        by meaning. Any other call runs the student's own ``name``."""
         channel = self.channel
 
         def standing_in(*args, **kwargs):
