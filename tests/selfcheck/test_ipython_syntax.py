@@ -107,3 +107,27 @@ def test_the_selfcheck_reads_cells_in_a_python_without_ipython(numpy_only_python
     assert "pass  # %time x = 1" in done.stdout
     assert "y = 2" in done.stdout
     assert sys.executable != str(numpy_only_python)
+
+
+def test_a_notebook_cannot_make_the_reader_tokenize_without_bound(monkeypatch):
+    # IPython tokenizes a cell again for each line it changes: the reader's budget caps
+    # that work per notebook, and a cell past it fails to compile, saying why.
+    work = []
+    transform = ipython_syntax._manager.transform_cell
+    monkeypatch.setattr(ipython_syntax._manager, "transform_cell",
+                        lambda source: work.append(len(source) * len(
+                            ipython_syntax.IPYTHON_SYNTAX.findall(source))) or transform(source))
+    reader = ipython_syntax.Reader()
+    heavy = "%time x = 1\n" * 40 + "y = 2\n" * 200
+    read = [reader.as_python(heavy) for _ in range(200)]
+    assert sum(work) <= ipython_syntax.BUDGET
+    assert "get_ipython()" in read[0] and read[-1].startswith("raise SyntaxError(")
+    namespace, errors = run("%time x = 1\n" * 20_000)
+    assert "IPython" in errors["cell"]
+
+
+def test_plain_python_and_indented_cells_skip_the_tokenizer_and_read_the_same():
+    plain = "x = 1\n" * 50_000
+    assert as_python(plain) == plain
+    indented = "    def f():\n        return 1\n"
+    assert as_python(indented) == ipython_syntax._manager.transform_cell(indented)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .cells import nbgrader_meta, normal_source, source_text
 from .inert_ipython import kernel_names
-from .ipython_syntax import as_python
+from .ipython_syntax import Reader
 from .notebook_file import read_notebook
 
 PREAMBLE = "import math\n\nimport numpy as np\n"
@@ -34,7 +34,7 @@ def graded_cells_of(notebook, kit=None):
     of the kit's own cells, or None to skip the cells marked locked instead."""
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise ValueError("this file is not a Jupyter notebook in format 4")
-    cells = []
+    cells, reader = [], Reader()
     for index, cell in enumerate(notebook["cells"]):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -43,7 +43,7 @@ def graded_cells_of(notebook, kit=None):
         if (normal_source(source) in kit) if kit is not None else meta.get("locked"):
             continue  # the kit's own cell, as released
         cell_id = meta.get("grade_id") or cell.get("id") or f"cell-{index}"
-        cells.append((str(cell_id), as_python(source)))
+        cells.append((str(cell_id), reader.as_python(source)))
     return cells
 
 

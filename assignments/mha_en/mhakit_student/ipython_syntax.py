@@ -15,6 +15,7 @@ left out, which is what IPython would do for the usual magics.
 import re
 
 from .inert_ipython import BODY_RUNS
+from .wording import say
 
 try:
     from IPython.core.inputtransformer2 import TransformerManager
@@ -22,26 +23,62 @@ except ImportError:  # a student's Python without IPython
     TransformerManager = None
 
 BODY_MAGIC = re.compile(r"\s*%%(" + "|".join(BODY_RUNS) + r")\b[^\n]*(\n|$)")
+# Where IPython would change anything: an escape at the start of a line (magic, shell,
+# help, autocall), `x = %magic` or `x = !cmd`, help at the end, a pasted prompt. A cell
+# with none of these is left as it is, without IPython's (slow) tokenizing.
+IPYTHON_SYNTAX = re.compile(r"^[ \t]*(?:[%!?/,;]|>>>|\.\.\.|In \[)|\?[ \t]*$|=[ \t]*[%!]",
+                            re.MULTILINE)
+# IPython tokenizes the whole cell again after each line it changes, so its cost grows
+# with those lines times the cell's length; a notebook's cells share this many characters
+# of that work, about a second's worth, far above what any cell of a lesson needs.
+BUDGET = 200_000
 _manager = TransformerManager() if TransformerManager is not None else None
 
 
-def as_python(source):
-    """The Python source the kernel would run for this cell's ``source``."""
-    body = BODY_MAGIC.match(source)
-    if body:  # a blank line keeps the body's line numbers in tracebacks
-        return "\n" + as_python(source[body.end():])
-    if _manager is not None:
+class TooMuchIPython(ValueError):
+    """A cell whose IPython syntax would cost more reading than a notebook may ask for."""
+
+
+class Reader:
+    """Reads one notebook's cells, sharing ``BUDGET`` among them."""
+
+    def __init__(self, budget=BUDGET):
+        self.budget = budget
+
+    def as_python(self, source):
+        """The Python source the kernel would run for this cell's ``source``."""
+        body = BODY_MAGIC.match(source)
+        if body:  # a blank line keeps the body's line numbers in tracebacks
+            return "\n" + self.as_python(source[body.end():])
+        source = source if source.endswith("\n") else source + "\n"
+        changes = len(IPYTHON_SYNTAX.findall(source))
+        if not changes and not source[:1].isspace():
+            return source
+        if _manager is None:
+            return _without_magic_lines(source)
         try:
+            if not changes:  # an indented cell: IPython's line-by-line clean-up alone
+                lines = source.splitlines(keepends=True)
+                for transform in _manager.cleanup_transforms + _manager.line_transforms:
+                    lines = transform(lines)
+                return "".join(lines)
+            self.budget -= changes * len(source)
+            if self.budget < 0:
+                return f"raise SyntaxError({say('too-much-ipython', lines=changes)!r})\n"
             return _manager.transform_cell(source)
         except Exception:  # noqa: BLE001 - what IPython cannot read, the kernel cannot run
-            return source if source.endswith("\n") else source + "\n"
-    return _without_magic_lines(source)
+            return source
+
+
+def as_python(source):
+    """One cell read on its own (see ``Reader``)."""
+    return Reader().as_python(source)
 
 
 def _without_magic_lines(source):
     try:
         compile(source, "<cell>", "exec")
-        return source if source.endswith("\n") else source + "\n"
+        return source
     except SyntaxError:
         pass
     lines, depth = [], 0
