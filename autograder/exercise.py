@@ -148,6 +148,13 @@ class Exercise:
             return float(sum(self.quiz.POINTS.values()))
         return float(self.function(part).total)
 
+    @property
+    def student_imports(self):
+        """The packages, beside the standard library, that the learner's cells may import."""
+        from .selfcheck.imports import allowed_by
+
+        return allowed_by(self.shipped)
+
     @cached_property
     def shipped(self):
         """The package that ships to students (the public checks, the story, the
@@ -172,13 +179,6 @@ class Exercise:
     @property
     def shipped_folder(self):
         return self.folder / "shipped"
-
-    @property
-    def student_imports(self):
-        """The packages, beside the standard library, that the learner's cells may import."""
-        from .selfcheck.imports import allowed_by
-
-        return allowed_by(self.shipped)
 
     @cached_property
     def checks(self):

@@ -20,7 +20,7 @@ from ..selfcheck.notebook_file import clean, read_notebook
 from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED
 from ..selfcheck.wording import decide, pick
 from .planning import batch_groups, plan, run_planned
-from .imports import import_notes
+from .imports import import_notes, slow_imports
 from .style import style_notes
 from .tampering import find_tampering
 
@@ -103,7 +103,9 @@ def _grade(cells, seed, limits, tampering, language, exercise):
     tests = []
     checks = ordered_checks(exercise)
     limits = limits or Limits.from_environment()
-    with IsolatedStudent(cells, exercise.reference, limits, exercise.functions) as student:
+    warm = slow_imports(cells, exercise.student_imports)
+    with IsolatedStudent(cells, exercise.reference, limits, exercise.functions,
+                         warm) as student:
         plans, encoded = prepared_for(seed, exercise)
         results = run_planned(checks, plans, student, seeded(seed), encoded, language,
                               exercise)

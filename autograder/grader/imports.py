@@ -8,7 +8,7 @@ import cost which function, in place of a bare "not implemented".
 
 import ast
 
-from ..selfcheck.imports import cell_imports, offered
+from ..selfcheck.imports import cell_imports, offered, root_of
 from ..selfcheck.wording import say, speaking
 
 
@@ -43,3 +43,15 @@ def _definitions(source, names):
         return []
     return [node for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names]
+
+
+# Cheap to import, or served by the child itself: no warm parent of their own.
+ALWAYS_READY = {"numpy", "IPython"}
+
+
+def slow_imports(cells, allowed):
+    """The declared modules (``STUDENT_IMPORTS``) whose package the cells import, but for
+    numpy and IPython: the child should be forked from a parent that has them imported."""
+    imported = {root for _, source in cells for _, _, root in cell_imports(source)}
+    return tuple(sorted(module for module in allowed if root_of(module) in imported
+                        and root_of(module) not in ALWAYS_READY))

@@ -178,7 +178,8 @@ def student_dirs(packages=None):
         from ..exercise import current
 
         packages = current().student_imports
-    found, todo, seen = list(NUMPY_DIRS), [p for p in packages if p not in BUILT_INTO_CHILD], set()
+    roots = {module.split(".")[0] for module in packages}
+    found, todo, seen = list(NUMPY_DIRS), sorted(roots - BUILT_INTO_CHILD), set()
     while todo:
         name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
         if name in seen:

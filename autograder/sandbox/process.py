@@ -49,7 +49,7 @@ def child_environment():
 class ChildProcess:
     """One child: start it confined, send requests, read replies under a deadline, kill."""
 
-    def __init__(self, limits):
+    def __init__(self, limits, warm=()):
         self.limits = limits
         self.folders, self.uid_lease = [], None
         self.buffer = bytearray()
@@ -71,11 +71,12 @@ class ChildProcess:
         self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
         self.layers += [f"not built here: {problem}"
                         for problem in dict.fromkeys(confinement.PROBLEMS)]
-        zygote = Zygote.shared()
+        zygote = Zygote.shared(warm)
         try:
             if zygote is not None:
                 self.process = zygote.spawn(config, fds)
-                self.layers.append("forked from a warm parent that has imported only numpy")
+                self.layers.append("forked from a warm parent that has imported only "
+                                   + ", ".join(("numpy",) + tuple(warm)))
                 child = self.process.child
             else:
                 self.process = subprocess.Popen(
@@ -281,32 +282,37 @@ class ZygoteChild:
 class Zygote:
     """One warm child/zygote.py per grading process, started on first use.
 
-    MHAKIT_ZYGOTE=0 turns it off: every child then starts Python afresh.
+    MHAKIT_ZYGOTE=0 turns it off: every child then starts Python afresh. A submission
+    whose cells import a package that takes long to import (matplotlib.pyplot: 0.7 s, five
+    times the grading of a whole notebook) is forked from a zygote that has imported it
+    too, one per such set of modules.
     """
 
-    _shared, _lock = None, threading.Lock()
+    _shared, _lock = {}, threading.Lock()
 
-    def __init__(self):
+    def __init__(self, warm=()):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         here = Path(__file__).parent / "child"
         site = str(confinement.student_site())
         self.process = subprocess.Popen(
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),
-             str(here / "launcher.py")],
+             str(here / "launcher.py"), ",".join(warm)],
             pass_fds=[theirs.fileno()], env=child_environment(), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.socket, self.lock = ours, threading.Lock()
 
     @classmethod
-    def shared(cls):
+    def shared(cls, warm=()):
         if os.environ.get("MHAKIT_ZYGOTE") == "0" or not hasattr(socket, "send_fds"):
             return None
+        warm = tuple(warm)
         with cls._lock:
-            if cls._shared is None or cls._shared.process.poll() is not None:
-                cls._shared = cls()
-            return cls._shared
+            zygote = cls._shared.get(warm)
+            if zygote is None or zygote.process.poll() is not None:
+                zygote = cls._shared[warm] = cls(warm)
+            return zygote
 
     def spawn(self, config, fds):
         with self.lock:
@@ -321,44 +327,50 @@ class Zygote:
 
 # ------------------------------------------------------------ a spare child, ready
 
-_SPARE = {"key": None, "child": None}
+# One spare per set of warm modules (see Zygote): a class where some submissions plot and
+# others do not keeps a spare of each kind. Each is filed with the key it was made for.
+_SPARES = {}
 _SPARE_LOCK = threading.Lock()
 _KNOBS = ("MHAKIT_SANDBOX", "MHAKIT_CGROUP", "MHAKIT_ZYGOTE", "MHAKIT_HIDE", "MHAKIT_LANDLOCK",
           "PATH")
 
 
-def take_child(limits):
+def take_child(limits, warm=()):
     """A confined child for a submission. A child spends its first milliseconds building
     its jail and joining its cgroup (the kernel makes that wait for other CPUs), so
-    the grader keeps one spare, started while the last submission was graded, and
+    the grader keeps a spare, started while the last submission was graded, and
     starts the next spare as it hands this one out. No student code has run in a spare;
     it serves the submission that takes it and no other."""
     # The process is part of the key: a forked copy of this grader must not share it.
+    warm = tuple(warm)
     key = (os.getpid(), repr(limits), tuple(os.environ.get(name) for name in _KNOBS))
     with _SPARE_LOCK:
-        spare, _SPARE["child"] = _SPARE["child"], None
-        fits = _SPARE["key"] == key
-    if spare is not None and _SPARE["key"][0] != os.getpid():
+        made_for, spare = _SPARES.pop(warm, (None, None))
+    if spare is not None and made_for[0] != os.getpid():
         spare = None  # the parent's, inherited by a fork: not ours to use or to close
-    elif spare is not None and not (fits and spare.process.poll() is None):
+    elif spare is not None and not (made_for == key and spare.process.poll() is None):
         spare.close()
         spare = None
-    child = spare or ChildProcess(limits)
+    child = spare or ChildProcess(limits, warm)
     try:
-        fresh = ChildProcess(limits)
+        fresh = ChildProcess(limits, warm)
     except Exception:  # noqa: BLE001 - the next submission starts its own, as without spares
         fresh = None
     with _SPARE_LOCK:
-        _SPARE["key"], _SPARE["child"] = key, fresh
+        made_for, replaced = _SPARES.pop(warm, (None, None))
+        _SPARES[warm] = (key, fresh)
+    if replaced is not None and made_for[0] == os.getpid():
+        replaced.close()  # another thread's spare of the same kind: one is enough
     return child
 
 
 def close_spare():
     with _SPARE_LOCK:
-        spare, _SPARE["child"] = _SPARE["child"], None
-        ours = _SPARE["key"] is not None and _SPARE["key"][0] == os.getpid()
-    if spare is not None and ours:
-        spare.close()
+        spares = [(made_for, spare) for made_for, spare in _SPARES.values()]
+        _SPARES.clear()
+    for made_for, spare in spares:
+        if spare is not None and made_for[0] == os.getpid():
+            spare.close()
 
 
 atexit.register(close_spare)

@@ -75,17 +75,19 @@ class IsolatedStudent:
     in the child, which the grader answers from the reference's own calls on this
     call's inputs only (see stand_ins.py). ``functions``, the exercise's Function
     entries, say which other calls mean one of those (an axis from the end, a slice).
+    ``warm`` names modules the cells import that the child should find imported.
 
     ``run_calls`` sends one batch of calls at once and the child answers them one after
     another; ``call`` is a batch of one. A call has ``limits.call_seconds`` of wall clock
     for all its messages, and the submission ``limits.submission_seconds`` in all.
     """
 
-    def __init__(self, cells, reference, limits=None, functions=()):
+    def __init__(self, cells, reference, limits=None, functions=(), warm=()):
         self.cells = cells
         self.reference = reference
         self.params = {name: parameters_of(function) for name, function in reference.items()}
         self.functions = {function.name: function for function in functions}
+        self.warm = tuple(warm)  # modules the cells import that the child should have ready
         self.limits = limits or Limits()
         self.inputs_changed = False
         self.load_errors = {}
@@ -138,7 +140,7 @@ class IsolatedStudent:
             raise CheckFailed(say("gone", gone=say("gone-submission-too-slow", seconds=seconds)))
         if len(self.crashes) > self.limits.max_restarts:
             raise CheckFailed(say("crashed-too-often", last=self.crashes[-1]))
-        self.child = take_child(self.limits)
+        self.child = take_child(self.limits, self.warm)
         self._layers, self._mode = self.child.layers, self.child.mode
         deadline, too_slow = self._deadline(self.limits.cell_seconds)
         try:

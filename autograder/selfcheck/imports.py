@@ -12,14 +12,14 @@ import dis
 import sys
 import types
 
-DEFAULT = ("numpy", "IPython")  # every kernel has IPython
+DEFAULT = ("numpy", "IPython.display")  # every kernel has IPython
 
 
 def allowed_by(shipped):
     """The packages, beside the standard library, that an exercise's shipped package
     (its ``STUDENT_IMPORTS``) lets students import; IPython always, as in every kernel."""
     declared = tuple(getattr(shipped, "STUDENT_IMPORTS", DEFAULT))
-    return tuple(dict.fromkeys(declared + ("IPython",)))
+    return tuple(dict.fromkeys(declared + ("IPython.display",)))
 
 
 # Names that are no import of the student's: the kit's own package and the kernel's.
@@ -27,10 +27,15 @@ NOT_IMPORTS = {"__main__", "builtins", "mhakit_student", "__student__"}
 KERNEL_GLOBALS = {"In", "Out", "get_ipython", "exit", "quit"}
 
 
+def root_of(module):
+    return module.split(".")[0]
+
+
 def offered(root, allowed):
-    """Whether a module ``root`` (its first dotted part) can be imported when graded."""
-    return (root in allowed or root in sys.stdlib_module_names or root in NOT_IMPORTS
-            or root.startswith("_"))
+    """Whether a module ``root`` (its first dotted part) can be imported when graded;
+    ``allowed`` names modules, whose packages are offered whole."""
+    return (root in {root_of(module) for module in allowed} or root in sys.stdlib_module_names
+            or root in NOT_IMPORTS or root.startswith("_"))
 
 
 def cell_imports(source):

@@ -75,3 +75,17 @@ def test_a_cell_over_its_limit_still_stops_the_load(tmp_path, monkeypatch):
     assert result["score"] < 100
     assert any("超过了 1 秒" in crash for crash in result["extra_data"]["crashes"]), result[
         "extra_data"]["crashes"]
+
+
+def test_a_submission_that_plots_is_forked_from_a_parent_that_has_pyplot_imported(tmp_path):
+    from autograder.grader.imports import slow_imports
+    from tests.mha_exercise import EXERCISE
+
+    cells = [("a", "import matplotlib.pyplot as plt\n"), ("b", "import numpy as np\n")]
+    assert slow_imports(cells, EXERCISE.student_imports) == ("matplotlib.pyplot",)
+    assert slow_imports([("b", "import numpy, json\nfrom IPython.display import HTML\n")],
+                        EXERCISE.student_imports) == ()
+    result = graded(tmp_path, answer_dot_product="from matplotlib import pyplot\n"
+                    + CORRECT["answer_dot_product"])
+    assert result["score"] == 100
+    assert any("matplotlib.pyplot" in layer for layer in result["extra_data"]["isolation"])

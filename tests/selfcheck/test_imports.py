@@ -15,16 +15,16 @@ from autograder.selfcheck.imports import (allowed_by, cell_imports, foreign_in_c
                                           foreign_in_namespace, offered)
 from tests.selfcheck.test_runner import SOURCE, run_selfcheck
 
-ALLOWED = ("numpy", "matplotlib", "IPython")
+ALLOWED = ("numpy", "matplotlib.pyplot", "IPython.display")
 
 
 def test_the_standard_library_and_the_declared_packages_are_offered():
     assert all(offered(name, ALLOWED) for name in ("json", "math", "numpy", "matplotlib",
                                                    "IPython", "functools", "mhakit_student"))
     assert not any(offered(name, ALLOWED) for name in ("scipy", "torch", "pandas", "rich"))
-    assert allowed_by(types.SimpleNamespace()) == ("numpy", "IPython")
+    assert allowed_by(types.SimpleNamespace()) == ("numpy", "IPython.display")
     assert allowed_by(types.SimpleNamespace(STUDENT_IMPORTS=("numpy", "matplotlib"))) == (
-        "numpy", "matplotlib", "IPython")
+        "numpy", "matplotlib", "IPython.display")
 
 
 def test_cell_imports_finds_every_import_and_says_which_are_at_the_top():

@@ -16,7 +16,8 @@ Without namespaces A tells the zygote B's pid, and the zygote tells the grader b
 B may run as the grader's own user and could kill A, so the grader must be able to end B.
 On SIGTERM, A kills B (in the namespaces, B is PID 1 of its own: all it started dies too).
 
-argv: control socket fd, the folder that holds numpy, runtime file, launcher file.
+argv: control socket fd, the folder that holds numpy (and the packages students may
+import), runtime file, launcher file, and the modules to import first, comma-separated.
 """
 
 import json
@@ -108,6 +109,11 @@ def serve(control, runtime, launcher):
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv[2])
     import numpy  # noqa: F401 - warm: every child starts with numpy imported
+
+    import importlib
+
+    for warm in filter(None, sys.argv[5].split(",") if len(sys.argv) > 5 else ()):
+        importlib.import_module(warm)  # what these submissions import, from the same site
 
     launcher_module = load(sys.argv[4], "mhakit_child_launcher")
     launcher_module.load_layers(os.path.dirname(sys.argv[4]))

@@ -5,7 +5,9 @@ plots); its modules import the self-check as their parent package."""
 from .checks import CHECKS, KNOWN
 
 # What a student's cells may import, beside the standard library, and still be graded as
-# they ran: the lesson itself plots, and every kernel has IPython's display.
-STUDENT_IMPORTS = ("numpy", "matplotlib", "IPython")
+# they ran: the lesson itself plots, and every kernel has IPython's display. Each is a
+# module, and its whole package is offered; grading has the modules named here imported
+# ahead for the submissions that use their package.
+STUDENT_IMPORTS = ("numpy", "matplotlib.pyplot", "IPython.display")
 
 __all__ = ["CHECKS", "KNOWN", "STUDENT_IMPORTS"]
