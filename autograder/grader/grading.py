@@ -6,6 +6,7 @@ with the kit's own facts (seed, versions, isolation layers) under ``extra_data``
 
 import hashlib
 import secrets
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -102,7 +103,7 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exer
 def _grade(cells, seed, limits, tampering, language, exercise):
     tests = []
     checks = ordered_checks(exercise)
-    limits = limits or Limits.from_environment()
+    limits = replace(limits or Limits.from_environment(), packages=exercise.student_imports)
     warm = slow_imports(cells, exercise.student_imports)
     with IsolatedStudent(cells, exercise.reference, limits, exercise.functions,
                          warm) as student:

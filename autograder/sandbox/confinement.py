@@ -140,11 +140,11 @@ MODES = {  # what each mode builds: namespaces, and whether it lends a uid of th
 DEVICES = [f"/dev/{name}" for name in ("null", "zero", "urandom")]
 
 
-def _links_and_binds():
+def _links_and_binds(packages):
     """What the jail shows, each at the path it has on the host, so that a child forked
     from the zygote (which has already imported numpy) finds modules it imports later at
     the same place, and libpython's absolute rpath still holds."""
-    binds = [(path, path) for path in readable_roots()] + [(d, d) for d in DEVICES]
+    binds = [(path, path) for path in readable_roots(packages)] + [(d, d) for d in DEVICES]
     links = []
     for name in ("bin", "lib", "lib64", "sbin"):
         path = Path("/") / name
@@ -155,10 +155,11 @@ def _links_and_binds():
     return links, binds
 
 
-def readable_roots():
-    """The folders a child reads: the system, Python, and the packages students may
+def readable_roots(packages=("numpy",)):
+    """The folders a child reads: the system, Python, and the ``packages`` students may
     import (the site that holds only those, and what its links point to)."""
-    roots = ["/usr", str(PYTHON_PREFIX), str(student_site())] + [str(d) for d in student_dirs()]
+    roots = ["/usr", str(PYTHON_PREFIX), str(student_site(packages))]
+    roots += [str(d) for d in student_dirs(packages)]
     roots += [f"/{name}" for name in ("bin", "lib", "lib64", "sbin")
               if Path(f"/{name}").is_dir() and not Path(f"/{name}").is_symlink()]
     return list(dict.fromkeys(roots))
@@ -169,15 +170,12 @@ def readable_roots():
 BUILT_INTO_CHILD = {"IPython"}
 
 
-@functools.lru_cache(maxsize=4)
-def student_dirs(packages=None):
-    """The folders and modules of the packages the exercise lets students import, and of
-    every package they need, as installed here: numpy always, and what is not installed
-    is left out (its import then fails as it would in a kernel without it)."""
-    if packages is None:
-        from ..exercise import current
-
-        packages = current().student_imports
+@functools.lru_cache(maxsize=8)
+def student_dirs(packages):
+    """The folders and modules of ``packages`` (modules, as an exercise's STUDENT_IMPORTS
+    names them: each brings its whole package) and of every package they need, as
+    installed here: numpy always, and what is not installed is left out (its import then
+    fails as it would in a kernel without it)."""
     roots = {module.split(".")[0] for module in packages}
     found, todo, seen = list(NUMPY_DIRS), sorted(roots - BUILT_INTO_CHILD), set()
     while todo:
@@ -206,14 +204,14 @@ def _top_level(distribution):
             and ((base / top).is_dir() or top.endswith((".py", ".so")))]
 
 
-@functools.lru_cache(maxsize=1)
-def student_site():
+@functools.lru_cache(maxsize=8)
+def student_site(packages=("numpy",)):
     """A folder that holds the packages students may import (numpy, and what
     ``student_dirs`` finds) and nothing else: the child's only entry on sys.path. (The
     real site-packages also holds the kit.) One per user and package set, shared by every
     grading process: a grading worker ends without running atexit, so a folder of its
     own would outlive it."""
-    dirs = student_dirs()
+    dirs = student_dirs(tuple(packages))
     key = hashlib.sha256("\0".join(map(str, dirs)).encode()).hexdigest()[:12]
     site = Path(tempfile.gettempdir()) / f"mhakit-site-{os.getuid()}-{key}"
     if _is_student_site(site, dirs):
@@ -334,6 +332,7 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
               "cgroup_procs": cgroup.procs_files if cgroup is not None else [],
               "forbid_new_processes": alone and SECCOMP_WORKS, "landlock": None,
               "uid": uid, "limits": rlimits, "env": env,
+              "site": str(student_site(limits.packages)),
               # Root that keeps its uid (Landlock alone) must lose its capabilities: with
               # them it could load a kernel module from memory, past every other layer.
               "drop_capabilities": spec["namespaces"] == "user" or (
@@ -342,7 +341,7 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
         rlimits["nproc"] = 1 if alone else limits.processes
     abi = landlock_abi() if mode != "plain" else 0
     if spec["namespaces"]:
-        links, binds = _links_and_binds()
+        links, binds = _links_and_binds(limits.packages)
         config.update(root=str(root), links=links, binds=binds,
                       cover=covered(binds, course_paths()), tmpfs_bytes=limits.scratch_bytes,
                       env=dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin"))
@@ -351,7 +350,7 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
     else:
         config.update(scratch=str(scratch), env=dict(env, HOME=str(scratch), TMPDIR=str(scratch)))
         if abi:
-            grants = without(readable_roots(), course_paths())
+            grants = without(readable_roots(limits.packages), course_paths())
             config["landlock"] = {"abi": abi, "write": [str(scratch), "/dev/null"],
                                   "read": grants["read"] + DEVICES, "list": grants["list"]}
     return config
@@ -426,7 +425,7 @@ def landlock_layers(abi):
 def launcher_command(config, runtime_source, fds=(), extra=()):
     """Start a child afresh: the launcher confines itself, then execs Python on the runtime."""
     argv = [str(PYTHON_BINARY), "-I", "-S", "-c", runtime_source, *map(str, fds), *extra,
-            str(student_site())]
+            config["site"]]
     return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE,
             json.dumps(dict(config, argv=argv))]
 
@@ -479,7 +478,7 @@ print(json.dumps({"sum": float(numpy.ones(2).sum()), "seen": seen, "listed": lis
 """
 
 
-def probe_targets():
+def probe_targets(packages=("numpy",)):
     """What the probe child tries: the reference, the hidden checks and a grader file must
     not open; the course's folders must not list, nor take a new file."""
     from ..exercise import current
@@ -487,7 +486,7 @@ def probe_targets():
     kit = Path(__file__).resolve().parents[1]
     files = [kit / "grader" / "hidden_checks.py", kit / "grader" / "grading.py",
              current().reference_file]
-    roots, hidden = [r.rstrip("/") + "/" for r in readable_roots()], course_paths()
+    roots, hidden = [r.rstrip("/") + "/" for r in readable_roots(packages)], course_paths()
     files += [f for folder in hidden for f in _some_files(folder, roots)]
     folders = [str(p) for p in hidden] + [f"/proc/{os.getpid()}/cwd"]
     return {"grader": os.getpid(), "read": list(dict.fromkeys(map(str, files))), "list": folders,
@@ -596,7 +595,7 @@ def _probe(mode, limits):
     if mode == "landlock" and not landlock_abi():
         PROBLEMS.append("landlock: this kernel offers no Landlock")
         return False
-    targets = json.dumps(probe_targets())
+    targets = json.dumps(probe_targets(limits.packages))
     for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:
@@ -607,7 +606,7 @@ def _probe(mode, limits):
             answer = _last_json(done.stdout)
             if done.returncode == 0 and answer.get("sum") == 2.0:
                 seen = list(answer.get("seen") or []) + _listed_too_much(
-                    answer.get("listed"), skip=listable(config))
+                    answer.get("listed"), skip=listable(config), packages=limits.packages)
                 if not seen:
                     PROBED[mode] = answer.get("facts") or {}
                     return True
@@ -639,13 +638,13 @@ def _apparmor_note(mode):
             "kernel.apparmor_restrict_unprivileged_userns=1)") if restricted else ""
 
 
-def _listed_too_much(listed, skip=()):
+def _listed_too_much(listed, skip=(), packages=("numpy",)):
     """Folders the probe could list beyond the way down to what the child may read (in
     the jail a bind of numpy inside the course makes the course's folder, holding only
     that way down), but for those in ``skip``, whose names the plan lets it list."""
     if not isinstance(listed, dict):
         return []
-    roots = readable_roots()
+    roots = readable_roots(packages)
     found = []
     for folder, entries in listed.items():
         if folder in skip:

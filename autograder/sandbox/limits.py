@@ -21,6 +21,9 @@ class Limits:
     processes: int = 16            # processes and threads of the whole submission (its
     #                                cgroup) and of its uid; without a cgroup, none but itself
     max_restarts: int = 8          # fresh children after a crash, per submission
+    # the modules that the child may import beside the standard library, each with its
+    # package (an exercise's STUDENT_IMPORTS); the child finds these and nothing else
+    packages: tuple = ("numpy",)
 
     @classmethod
     def from_environment(cls):

@@ -71,7 +71,7 @@ class ChildProcess:
         self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
         self.layers += [f"not built here: {problem}"
                         for problem in dict.fromkeys(confinement.PROBLEMS)]
-        zygote = Zygote.shared(warm)
+        zygote = Zygote.shared(limits.packages, warm)
         try:
             if zygote is not None:
                 self.process = zygote.spawn(config, fds)
@@ -290,10 +290,10 @@ class Zygote:
 
     _shared, _lock = {}, threading.Lock()
 
-    def __init__(self, warm=()):
+    def __init__(self, packages, warm=()):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         here = Path(__file__).parent / "child"
-        site = str(confinement.student_site())
+        site = str(confinement.student_site(packages))
         self.process = subprocess.Popen(
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),
@@ -304,14 +304,14 @@ class Zygote:
         self.socket, self.lock = ours, threading.Lock()
 
     @classmethod
-    def shared(cls, warm=()):
+    def shared(cls, packages=("numpy",), warm=()):
         if os.environ.get("MHAKIT_ZYGOTE") == "0" or not hasattr(socket, "send_fds"):
             return None
-        warm = tuple(warm)
+        kind = (tuple(packages), tuple(warm))
         with cls._lock:
-            zygote = cls._shared.get(warm)
+            zygote = cls._shared.get(kind)
             if zygote is None or zygote.process.poll() is not None:
-                zygote = cls._shared[warm] = cls(warm)
+                zygote = cls._shared[kind] = cls(*kind)
             return zygote
 
     def spawn(self, config, fds):
