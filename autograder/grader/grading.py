@@ -100,13 +100,18 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exer
     return clean(result)
 
 
+def isolated_student(cells, exercise, limits=None):
+    """The grader's handle on a submission's ``cells``, in a child that may import what
+    the exercise lets students import, and whose stand-ins answer by meaning."""
+    limits = replace(limits or Limits.from_environment(), packages=exercise.student_imports)
+    return IsolatedStudent(cells, exercise.reference, limits, exercise.functions,
+                           slow_imports(cells, exercise.student_imports))
+
+
 def _grade(cells, seed, limits, tampering, language, exercise):
     tests = []
     checks = ordered_checks(exercise)
-    limits = replace(limits or Limits.from_environment(), packages=exercise.student_imports)
-    warm = slow_imports(cells, exercise.student_imports)
-    with IsolatedStudent(cells, exercise.reference, limits, exercise.functions,
-                         warm) as student:
+    with isolated_student(cells, exercise, limits) as student:
         plans, encoded = prepared_for(seed, exercise)
         results = run_planned(checks, plans, student, seeded(seed), encoded, language,
                               exercise)

@@ -15,8 +15,7 @@ import pytest
 
 from autograder.exercise import current
 from autograder.grader.diagnosis import namer
-from autograder.grader.grading import ordered_checks, seeded
-from autograder.sandbox import IsolatedStudent
+from autograder.grader.grading import isolated_student, ordered_checks, seeded
 from autograder.selfcheck.notebook import graded_cells
 from autograder.selfcheck.notebook_file import one_line
 from autograder.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
@@ -44,7 +43,7 @@ CELLS = submission_cells()
 
 @pytest.fixture(scope="module")
 def student():
-    with IsolatedStudent(CELLS, current().reference) as handle:
+    with isolated_student(CELLS, current()) as handle:
         yield handle
 
 
