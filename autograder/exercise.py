@@ -15,11 +15,11 @@ variables are named ``quiz_<n>``, and a choice has at most four options, A to D)
 ``style.py`` (``HINTS``), ``lesson.py`` (``LESSON``), ``sample_class.py``
 (``sample_answers``) and ``shipped/``, which ships to students inside the self-check
 (its .py and .json files, subfolders too). Its ``__init__.py`` may say in
-``STUDENT_IMPORTS`` which packages beside the standard library a learner's cells may
-import, as in their kernel (numpy, and IPython, which every kernel has, when it does not
-say): grading offers them to the child, and the self-check and the feedback name any
-other import. Its modules import the self-check as their
-parent package (``from ..framework import ...``), here as in the release.
+``STUDENT_IMPORTS`` which modules beside the standard library a learner's cells may
+import, each with its whole package, as in their kernel (numpy and IPython.display, which
+every kernel has, when it does not say): grading offers them to the child, and the
+self-check and the feedback name any other import. Its modules import the self-check as
+their parent package (``from ..framework import ...``), here as in the release.
 ``release_layout.json``, ``shipped/fingerprints.json`` and ``shipped/known_answers.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
