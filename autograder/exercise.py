@@ -63,6 +63,9 @@ class Items:
     # lies, of every looped and returned array, and all their other dims loop (as in a
     # normalisation along one axis)
     core_at: str = ""
+    # with core_at: an item means the same with one number added to all its entries
+    # (softmax), so such a call, one row at -1e9 where the reference's row is 0, is met
+    same_when_shifted: bool = False
 
 
 @dataclass(frozen=True)

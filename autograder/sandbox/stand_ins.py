@@ -75,6 +75,7 @@ class RecordedCall:
             name: core for name, core in items.args if isinstance(arguments.get(name), np.ndarray)}
         self.masks = {} if items is None else dict(items.masks)
         self.core_at = "" if items is None else items.core_at
+        self.shifts = items is not None and items.same_when_shifted
         self.returned = self._returned(items)
         self.loop_shape = self._loop_shape()
 
@@ -152,7 +153,33 @@ class RecordedCall:
         for index in self._indices(got):
             if all(self._same(name, got[name], index) for name in self.looped):
                 return True, self._answer_at(index)
+        return self._transposed(got)
+
+    def _transposed(self, got):
+        """A function whose items lie along one axis (core_at) means the same on its
+        arrays with their axes reordered and the axis moved with them: softmax over
+        the columns of a transposed array. (True, the recorded answer reordered alike)."""
+        if not self.core_at or len(self.looped) != 1 or self.returned is None:
+            return False, None
+        (name,) = self.looped
+        want, mine = self.arguments[name], got[name]
+        axis = _axis(self.arguments[self.core_at], want.ndim)
+        if axis is None or mine.ndim != want.ndim or want.ndim > MAX_LOOP_AXES + 1 or any(
+                array.shape != want.shape for array, _ in self.returned):
+            return False, None
+        for order in itertools.permutations(range(want.ndim)):
+            if (mine.shape == tuple(want.shape[k] for k in order)
+                    and _axis(got[self.core_at], mine.ndim) == order.index(axis)
+                    and self._close(mine, want.transpose(order), order.index(axis))):
+                answer = [array.transpose(order) for array, _ in self.returned]
+                return True, (tuple(answer) if isinstance(self.value, tuple) else
+                              answer if isinstance(self.value, list) else answer[0])
         return False, None
+
+    def _close(self, got, want, axis):
+        if self.shifts and axis is not None:
+            return _close_up_to_shift(got, want, axis)
+        return _close_arrays(got, want)
 
     def _indices(self, got):
         """Each index at which ``got`` may be this call: first the whole call, then, for
@@ -190,19 +217,26 @@ class RecordedCall:
             mine = _axis(got[name], got[of].ndim)
         else:
             mine = None
-        if of in self.looped:  # the items taken away before it shift it to the left
-            key = self._key(array, self.looped[of], index)
-            gone = [k for k, pick in enumerate(key) if isinstance(pick, int)]
-            if axis in gone:
-                return False
-            axis -= sum(k < axis for k in gone)
+        if of in self.looped:
+            axis = self._sliced_axis(of, axis, index)
         return mine is not None and mine == axis
+
+    def _sliced_axis(self, name, axis, index):
+        """Where ``axis`` of the recorded argument ``name`` lies once it is taken at
+        ``index``: the items taken away before it shift it left. None if it is gone."""
+        key = self._key(self.arguments[name], self.looped[name], index)
+        gone = [k for k, pick in enumerate(key) if isinstance(pick, int)]
+        return None if axis in gone else axis - sum(k < axis for k in gone)
 
     def _same(self, name, got, index):
         want = self._take(self.arguments[name], self.looped[name], index)
         target = self._target(name, index)
         if target is None or want.dtype != bool or got.dtype != bool:
-            return _close_arrays(got, want)
+            if not self.shifts:
+                return _close_arrays(got, want)
+            axis = _axis(self.arguments.get(self.core_at), self.arguments[name].ndim)
+            return self._close(got, want, None if axis is None else
+                               self._sliced_axis(name, axis, index))
         # A mask means what it selects of the array it broadcasts against.
         return bool(np.array_equal(np.broadcast_to(got, target), np.broadcast_to(want, target)))
 
@@ -265,6 +299,25 @@ def _close_arrays(got, want):
         close = np.isfinite(w) & (np.abs(g - w) <= atol + rtol * np.abs(w))
     close |= (g == w) | (np.isnan(g) & np.isnan(w)) | (np.isneginf(w) & (g <= VERY_NEGATIVE))
     return bool(close.all())
+
+
+def _close_up_to_shift(got, want, axis):
+    """Whether ``got`` is ``want`` with one number added to every entry of each item
+    along ``axis`` (each item's own number), within the usual tolerance. The number is
+    read off where ``want`` is finite; where it is -inf, ``got`` shifted back must be
+    very negative. An item of ``want`` with no finite entry is met only exactly."""
+    if (not isinstance(got, np.ndarray) or got.dtype.kind not in "iuf" or want.dtype.kind != "f"
+            or got.shape != want.shape):
+        return False
+    if _close_arrays(got, want):
+        return True
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.where(np.isfinite(w), g - w, -np.inf)
+        shift = np.max(gap, axis=axis, keepdims=True) if g.size else gap
+    if not np.isfinite(shift).all():
+        return False
+    return _close_arrays((g - shift).astype(want.dtype), want)
 
 
 def request_bytes(answers, name):

@@ -327,3 +327,51 @@ def test_a_call_the_reference_never_makes_runs_the_students_own_function(referen
     assert parts(result)["attention"] == FULL["attention"]  # there softmax is a stand-in
     # and answers from its sealed table: this softmax's detour asked the grader nothing.
     assert asked == []
+
+
+# --- softmax means the same on a shifted row and on reordered axes ----------------------
+
+def _softmax_of(scores, **kwargs):
+    answer = solutions.softmax(scores)
+    answers = [("softmax", (scores,), {"axis": -1}, answer)]
+    return answer, lambda *args, **more: _ask("softmax", *args, answers=answers, **more)
+
+
+def test_a_row_shifted_by_one_number_means_the_same_to_softmax():
+    # The reference scores a query that may see no key 0 everywhere; a student's
+    # attention that fills blocked keys with -1e9 asks about a row of -1e9 instead.
+    scores = np.array([[[0.5, -np.inf, 1.0], [0.0, 0.0, 0.0]], [[2.0, 1.0, -np.inf],
+                                                                 [-np.inf, 0.3, 0.1]]])
+    answer, ask = _softmax_of(scores)
+    student = np.where(np.isinf(scores), -1e9, scores)
+    student[0, 1] = -1e9  # the row that sees nothing
+    assert ask(student, axis=-1) == (True, answer)
+    assert ask(scores + 7.0, axis=-1)[0]  # every row its own shift: each by 7
+    one_each = scores + np.array([[[3.0], [-2.0]], [[0.5], [100.0]]])
+    assert ask(one_each, axis=-1)[0]
+
+
+@pytest.mark.parametrize("change", ["one-entry", "other-axis", "lost-precision", "all-inf"])
+def test_what_a_shift_cannot_explain_is_not_answered(change):
+    scores = np.random.default_rng(4).standard_normal((2, 3, 4))
+    answer, ask = _softmax_of(scores)
+    student = {"one-entry": scores + np.eye(4)[0] * 1e-3,
+               # one number per column, not per row: softmax over rows would not see it
+               "other-axis": scores + np.arange(4.0),
+               # the scores pushed to 1e9 in float32 keep nothing of themselves
+               "lost-precision": (scores + 1e9).astype(np.float32).astype(np.float64),
+               # a row of nothing but -inf: the reference never asks, its answer is NaN
+               "all-inf": np.where(np.arange(4) < 5, -np.inf, scores)}[change]
+    assert ask(student, axis=-1) == (False, None)
+
+
+def test_softmax_over_reordered_axes_gets_the_recorded_answer_reordered():
+    scores = np.random.default_rng(5).standard_normal((2, 3, 4))
+    answer, ask = _softmax_of(scores)
+    found, value = ask(np.swapaxes(scores, -1, -2), axis=-2)
+    assert found and np.array_equal(value, np.swapaxes(answer, -1, -2))
+    found, value = ask(np.transpose(scores, (2, 0, 1)), axis=0)
+    assert found and np.array_equal(value, np.transpose(answer, (2, 0, 1)))
+    # The axes reordered but the axis left behind: softmax over another axis.
+    assert ask(np.swapaxes(scores, -1, -2), axis=-1) == (False, None)
+    assert ask(np.swapaxes(scores, 0, 1), axis=-1)[0]  # batch axes may move freely

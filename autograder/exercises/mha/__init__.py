@@ -23,7 +23,8 @@ FUNCTIONS = (
     Function("attention_scores", (6, 2, 1, 1), short="scores",
              items=Items(args=(("Q", 2), ("K", 2)), returns=(2,))),
     Function("softmax", (7, 3, 1, 1), short="softmax", axes=(("axis", "x"),),
-             items=Items(args=(("x", 1),), returns=(1,), core_at="axis")),
+             items=Items(args=(("x", 1),), returns=(1,), core_at="axis",
+                         same_when_shifted=True)),
     Function("attention", (10, 3, 1, 2), returns=PAIR, own_pieces=True, short="attn",
              # the mask broadcasts against the scores, which have the weights' shape
              items=Items(args=(("Q", 2), ("K", 2), ("V", 2), ("mask", 2)), returns=(2, 2),

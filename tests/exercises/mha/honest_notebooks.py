@@ -21,7 +21,7 @@ compares with what the same notebook earns in a real Jupyter kernel.
 """
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import nbformat
 
@@ -53,6 +53,10 @@ class Honest:
     wrong: tuple = ()    # the functions they got wrong, without knowing it
     session: tuple = ()  # out of order: grade ids / "scratch-N" / (grade id, a draft)
     covers: tuple = ()   # the issue's cases it is there for
+    # {function: why}: points the kernel gives only because its stand-in pieces are the
+    # reference itself, answering a question the reference never asks. The grader must
+    # not answer it (the trust rule), so the student's own wrong piece runs there.
+    beyond_the_reference: dict = field(default_factory=dict)
 
     @property
     def assignment(self):
@@ -1432,7 +1436,11 @@ NOTEBOOKS = {
     "zara_nan_to_num": Honest("en", "softmax wrong; attention fixes NaN rows with np.nan_to_num",
                               {"answer_softmax": KEEPDIMS_SOFTMAX,
                                "answer_attention": NAN_TO_NUM_ATTENTION},
-                              wrong=("softmax",), covers=("one-wrong-function",)),
+                              wrong=("softmax",), covers=("one-wrong-function",),
+                              beyond_the_reference={"attention": (
+                                  "a query that may see no key asks softmax about a row of "
+                                  "nothing but -inf, whose answer is NaN; the reference "
+                                  "never asks that, so no stand-in answers it")}),
     "nina_mask_heads": Honest("en", "the mask given to the heads without a head axis",
                               {"answer_multi_head_attention": MASK_WITHOUT_HEAD_AXIS_MHA},
                               wrong=("multi_head_attention",), covers=("one-wrong-function",)),
