@@ -64,7 +64,8 @@ class Items:
     # normalisation along one axis)
     core_at: str = ""
     # with core_at: an item means the same with one number added to all its entries
-    # (softmax), so such a call, one row at -1e9 where the reference's row is 0, is met
+    # (a normalised exponential), so a call with one row at -1e9 where the reference's
+    # row is 0 is met
     same_when_shifted: bool = False
 
 

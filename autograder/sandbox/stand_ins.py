@@ -157,8 +157,9 @@ class RecordedCall:
 
     def _transposed(self, got):
         """A function whose items lie along one axis (core_at) means the same on its
-        arrays with their axes reordered and the axis moved with them: softmax over
-        the columns of a transposed array. (True, the recorded answer reordered alike)."""
+        arrays with their axes reordered and the axis moved with them: a normalisation
+        over the columns of a transposed array. (True, the recorded answer reordered
+        alike)."""
         if not self.core_at or len(self.looped) != 1 or self.returned is None:
             return False, None
         (name,) = self.looped
