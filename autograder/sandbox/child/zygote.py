@@ -113,7 +113,10 @@ if __name__ == "__main__":
     import importlib
 
     for warm in filter(None, sys.argv[5].split(",") if len(sys.argv) > 5 else ()):
-        importlib.import_module(warm)  # what these submissions import, from the same site
+        try:
+            importlib.import_module(warm)  # what these submissions import, from the same site
+        except Exception:  # noqa: BLE001 - not installed, or broken: the child says so itself
+            pass
 
     launcher_module = load(sys.argv[4], "mhakit_child_launcher")
     launcher_module.load_layers(os.path.dirname(sys.argv[4]))
