@@ -9,6 +9,7 @@ import pytest
 from autograder.selfcheck import ipython_syntax
 from autograder.selfcheck.ipython_syntax import as_python
 from autograder.selfcheck.notebook import run_cells
+from tests.conftest import REPO
 
 BREAK_BEFORE_OPERATOR = textwrap.dedent("""\
     def split(X, num_heads):
@@ -88,7 +89,7 @@ def test_what_does_not_compile_in_a_kernel_does_not_compile_when_graded():
 
 def test_without_ipython_a_cell_that_compiles_is_left_alone_and_magic_lines_are_skipped(
         monkeypatch):
-    monkeypatch.setattr(ipython_syntax, "_manager", None)
+    monkeypatch.setattr(ipython_syntax, "manager", lambda: None)
     assert as_python(BREAK_BEFORE_OPERATOR) == BREAK_BEFORE_OPERATOR
     namespace, errors = run("%matplotlib inline\n!pip install x\ndef f(x):\n    return x\n")
     assert not errors and namespace["f"](3) == 3
@@ -113,8 +114,8 @@ def test_a_notebook_cannot_make_the_reader_tokenize_without_bound(monkeypatch):
     # IPython tokenizes a cell again for each line it changes: the reader's budget caps
     # that work per notebook, and a cell past it fails to compile, saying why.
     work = []
-    transform = ipython_syntax._manager.transform_cell
-    monkeypatch.setattr(ipython_syntax._manager, "transform_cell",
+    transform = ipython_syntax.manager().transform_cell
+    monkeypatch.setattr(ipython_syntax.manager(), "transform_cell",
                         lambda source: work.append(len(source) * len(
                             ipython_syntax.IPYTHON_SYNTAX.findall(source))) or transform(source))
     reader = ipython_syntax.Reader()
@@ -130,4 +131,17 @@ def test_plain_python_and_indented_cells_skip_the_tokenizer_and_read_the_same():
     plain = "x = 1\n" * 50_000
     assert as_python(plain) == plain
     indented = "    def f():\n        return 1\n"
-    assert as_python(indented) == ipython_syntax._manager.transform_cell(indented)
+    assert as_python(indented) == ipython_syntax.manager().transform_cell(indented)
+
+
+def test_a_cell_without_ipython_syntax_imports_no_ipython():
+    # IPython's import is a third of a self-check's time: only a cell that needs it pays.
+    script = ("import sys\n"
+              "from autograder.selfcheck.ipython_syntax import as_python\n"
+              "as_python('def f(x):\\n    return x % 2 != 0\\n')\n"
+              "before = 'IPython' in sys.modules\n"
+              "as_python('%time x = 1\\n')\n"
+              "print(before, 'IPython' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, cwd=REPO)
+    assert done.stdout.split() == ["False", "True"]

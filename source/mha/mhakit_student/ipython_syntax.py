@@ -12,15 +12,11 @@ that does not, each line that begins with ``%`` or ``!`` at the start of a state
 left out, which is what IPython would do for the usual magics.
 """
 
+import functools
 import re
 
 from .inert_ipython import BODY_RUNS
 from .wording import say
-
-try:
-    from IPython.core.inputtransformer2 import TransformerManager
-except ImportError:  # a student's Python without IPython
-    TransformerManager = None
 
 BODY_MAGIC = re.compile(r"\s*%%(" + "|".join(BODY_RUNS) + r")\b[^\n]*(\n|$)")
 # Where IPython would change anything: an escape at the start of a line (magic, shell,
@@ -32,7 +28,17 @@ IPYTHON_SYNTAX = re.compile(r"^[ \t]*(?:[%!?/,;]|>>>|\.\.\.|In \[)|\?[ \t]*$|=[ 
 # with those lines times the cell's length; a notebook's cells share this many characters
 # of that work, about a second's worth, far above what any cell of a lesson needs.
 BUDGET = 200_000
-_manager = TransformerManager() if TransformerManager is not None else None
+
+
+@functools.lru_cache(maxsize=1)
+def manager():
+    """IPython's transformer, imported on first need (its import is a third of a
+    self-check's time); None in a student's Python without IPython."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return None
+    return TransformerManager()
 
 
 class TooMuchIPython(ValueError):
@@ -54,18 +60,19 @@ class Reader:
         changes = len(IPYTHON_SYNTAX.findall(source))
         if not changes and not source[:1].isspace():
             return source
-        if _manager is None:
+        ipython = manager()
+        if ipython is None:
             return _without_magic_lines(source)
         try:
             if not changes:  # an indented cell: IPython's line-by-line clean-up alone
                 lines = source.splitlines(keepends=True)
-                for transform in _manager.cleanup_transforms + _manager.line_transforms:
+                for transform in ipython.cleanup_transforms + ipython.line_transforms:
                     lines = transform(lines)
                 return "".join(lines)
             self.budget -= changes * len(source)
             if self.budget < 0:
                 return f"raise SyntaxError({say('too-much-ipython', lines=changes)!r})\n"
-            return _manager.transform_cell(source)
+            return ipython.transform_cell(source)
         except Exception:  # noqa: BLE001 - what IPython cannot read, the kernel cannot run
             return source
 
