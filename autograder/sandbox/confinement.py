@@ -14,9 +14,13 @@ Modes, strongest first (each layer is a file of its own in child/):
   capability).
 
 Landlock (see child/landlock.py) is added to every mode where the kernel has it, so that
-it holds on its own when another layer cannot be built. A mode counts only if a probe
-child, confined as a submission would be, fails to read the reference, the hidden checks
-and the grader's files, and to list or write the grader's working folder. When no mode
+it holds on its own when another layer cannot be built. Where the child keeps the grader's
+uid (userns, landlock), a seccomp filter (child/seccomp.py) refuses what Landlock leaves to
+that uid: chmod, chown, utime, extended attributes, truncate by path, and signals, ptrace
+and the like to any process but the child itself. A mode counts only if a probe child,
+confined as a submission would be, fails to read the reference, the hidden checks and the
+grader's files, to list or write the grader's working folder, and each of those calls on
+the course's files and the grader's process (``PROBE_CALLS``). When no mode
 passes, grading refuses (``Unconfined``) unless the risk is accepted with
 ``MHAKIT_ALLOW_UNCONFINED=1`` (``mhakit grade --allow-unconfined``); then the "plain" mode
 runs student code as the grader's own user, and every result says so. On systems other
@@ -32,6 +36,7 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import logging
 import os
 import re
 import shutil
@@ -56,6 +61,7 @@ NUMPY_DIRS = [p for p in (Path(numpy.__file__).parent,
 UID_BASE = 64000
 UID_LOCKS = Path(tempfile.gettempdir()) / "mhakit-uids"
 
+LOG = logging.getLogger(__name__)
 COMMON_LAYERS = ["separate process, started fresh", "resource limits (CPU, memory, file size)",
                  "wall-clock timeout per call", "interpreter without site-packages (-I -S)"]
 
@@ -331,6 +337,9 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
     config = {"mode": mode, "namespaces": spec["namespaces"], "child_dir": str(CHILD_DIR),
               "cgroup_procs": cgroup.procs_files if cgroup is not None else [],
               "forbid_new_processes": alone and SECCOMP_WORKS, "landlock": None,
+              # A uid of the grader's own may chmod, truncate or signal what is the
+              # grader's; a uid of the pool may not, and plain mode is unconfined by design.
+              "others_untouched": not spec["uid"] and mode != "plain" and SECCOMP_WORKS,
               "uid": uid, "limits": rlimits, "env": env,
               "site": str(student_site(limits.packages)),
               # Root that keeps its uid (Landlock alone) must lose its capabilities: with
@@ -389,15 +398,25 @@ def layers_of(config):
         layers += landlock_layers(config["landlock"]["abi"])
         layers += [f"Landlock: the names in {path} can be listed, not opened"
                    for path in listable(config)]
+    if config.get("others_untouched"):
+        layers.append(OTHERS_UNTOUCHED)
     facts = PROBED.get(mode)
     if facts:
         layers.append("probed: the child " + ", ".join(
             ("could" if facts.get(key) else "could not") + what for key, what in
             (("tcp", " bind a TCP socket"), ("signal", " signal the grader"))))
+        if facts.get("tried"):
+            layers.append("probed, and each refused on the course's files or the grader's "
+                          "process: " + ", ".join(facts["tried"]))
     if mode == "plain":
         layers.append("UNCONFINED: student code runs as the grader's own user and can read "
                       "what the grader can")
     return layers
+
+
+OTHERS_UNTOUCHED = ("seccomp: no chmod, chown, utime, extended attributes, file flags or "
+                    "truncate by path; no signal, ptrace, memory access, priority or limit "
+                    "for any process but its own")
 
 
 def process_layers(config, cgroup):
@@ -432,6 +451,79 @@ def launcher_command(config, runtime_source, fds=(), extra=()):
 
 class Unconfined(RuntimeError):
     """No layer here hides the course from student code, and the risk was not accepted."""
+
+
+# What the probe child does to the course's files and to processes not its own, each in a
+# form that changes nothing even where it is allowed: a file's own mode, owner, times and
+# size set again; an attribute replaced that does not exist; signal 0; memory at address
+# 0; a tracer that ends at once. ``errnos`` that mean the call got past every layer.
+PROBE_CALLS = """\
+import ctypes, errno, resource, struct
+libc = ctypes.CDLL(None, use_errno=True)
+numbers, grader, other = secrets["numbers"], secrets["grader"], secrets["other"]
+tried = facts["tried"] = []
+def attempt(name, what, call, errnos=()):
+    tried.append(name)
+    try:
+        call()
+    except OSError as error:
+        if error.errno not in errnos:
+            return
+    seen.append(name + " " + what)
+def raw(name, *args):
+    if name not in numbers:
+        raise OSError(errno.ENOSYS, name)
+    result = libc.syscall(ctypes.c_long(numbers[name]), *[
+        ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    if result == -1:
+        number = ctypes.get_errno()
+        raise OSError(number, os.strerror(number))
+    return result
+def closed(fd):
+    os.close(fd)
+absent = (errno.ENODATA, errno.EOPNOTSUPP)  # the kernel looked for the attribute
+for file in secrets["touch"]:
+    path, bpath = file["path"], file["path"].encode()
+    attempt("chmod", path, lambda: os.chmod(path, file["mode"]))
+    attempt("fchmodat2", path, lambda: raw("fchmodat2", -100, bpath, file["mode"], 0))
+    attempt("chown", path, lambda: os.chown(path, file["uid"], file["gid"]))
+    attempt("lchown", path, lambda: os.lchown(path, file["uid"], file["gid"]))
+    attempt("utime", path, lambda: os.utime(path, ns=(file["atime"], file["mtime"])))
+    attempt("setxattr", path, lambda: os.setxattr(path, "user.mhakit-probe", b"",
+                                                  os.XATTR_REPLACE), absent)
+    attempt("removexattr", path, lambda: os.removexattr(path, "user.mhakit-probe"), absent)
+    attempt("truncate", path, lambda: os.truncate(path, file["size"]))
+def apart(pid):  # the grader is PID 1 in a container, as the child is in its namespace
+    return [pid] if pid and pid != os.getpid() else []
+info = struct.pack("iii", 0, 0, -1).ljust(128, b"\\0")  # SI_QUEUE: the kernel checks the pid
+for pid in apart(grader):
+    who = "the grader"
+    attempt("kill", who, lambda: os.kill(pid, 0))
+    attempt("tkill", who, lambda: raw("tkill", pid, 0))
+    attempt("tgkill", who, lambda: raw("tgkill", pid, pid, 0))
+    attempt("rt_sigqueueinfo", who, lambda: raw("rt_sigqueueinfo", pid, 0, info))
+    attempt("rt_tgsigqueueinfo", who, lambda: raw("rt_tgsigqueueinfo", pid, pid, 0, info))
+    attempt("pidfd_send_signal", who,
+            lambda: raw("pidfd_send_signal", os.pidfd_open(pid), 0, None, 0))
+    attempt("prlimit64", who, lambda: resource.prlimit(pid, resource.RLIMIT_CORE))
+    attempt("setpriority", who, lambda: os.setpriority(
+        os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, pid)))
+    attempt("sched_setaffinity", who,
+            lambda: os.sched_setaffinity(pid, os.sched_getaffinity(pid)))
+one = ctypes.create_string_buffer(1)
+mine = struct.pack("PN", ctypes.addressof(one), 1)
+theirs = struct.pack("PN", 0, 1)
+attr = struct.pack("IIQQQQQ", 1, 128, 0, 0, 0, 0, 1 | 32 | 64).ljust(128, b"\\0")
+for pid in apart(other):
+    who = "a process of the grader's"
+    attempt("ptrace", who, lambda: raw("ptrace", 0x4206, pid, 0, 0))  # PTRACE_SEIZE
+    for name in ("process_vm_readv", "process_vm_writev"):  # EFAULT: it got to address 0
+        attempt(name, who, lambda: raw(name, pid, mine, 1, theirs, 1, 0), (errno.EFAULT,))
+    attempt("perf_event_open", who, lambda: closed(raw("perf_event_open", attr, pid, -1, -1, 0)))
+    attempt("kcmp", who, lambda: raw("kcmp", os.getpid(), pid, 1, 0, 0))  # KCMP_VM
+    attempt("pidfd_getfd", who, lambda: closed(raw("pidfd_getfd", os.pidfd_open(pid), 0, 0)))
+tried[:] = list(dict.fromkeys(tried))
+"""
 
 
 PROBE = """\
@@ -473,6 +565,7 @@ try:  # and what the uid, the PID namespace or Landlock's scope say: no signal o
     facts["signal"] = True
 except OSError:
     facts["signal"] = False
+""" + PROBE_CALLS + """
 print(json.dumps({"sum": float(numpy.ones(2).sum()), "seen": seen, "listed": listed,
                   "facts": facts}))
 """
@@ -489,8 +582,26 @@ def probe_targets(packages=("numpy",)):
     roots, hidden = [r.rstrip("/") + "/" for r in readable_roots(packages)], course_paths()
     files += [f for folder in hidden for f in _some_files(folder, roots)]
     folders = [str(p) for p in hidden] + [f"/proc/{os.getpid()}/cwd"]
-    return {"grader": os.getpid(), "read": list(dict.fromkeys(map(str, files))), "list": folders,
-            "write": folders[:-1]}
+    files = list(dict.fromkeys(map(str, files)))
+    numbers = seccomp.ARCHES[os.uname().machine][1] if seccomp.WORKS else {}
+    return {"grader": os.getpid(), "read": files, "list": folders, "write": folders[:-1],
+            "touch": _as_they_are(files), "numbers": numbers, "other": None}
+
+
+def _as_they_are(files, count=4):
+    """A few of ``files`` with their mode, owner, times and size, for the probe to set
+    again: where the call is allowed, it changes nothing (but the change time)."""
+    found = []
+    for path in files:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and len(found) < count:
+            found.append({"path": path, "mode": stat.S_IMODE(info.st_mode), "uid": info.st_uid,
+                          "gid": info.st_gid, "size": info.st_size, "atime": info.st_atime_ns,
+                          "mtime": info.st_mtime_ns})
+    return found
 
 
 def _some_files(folder, roots, count=8):
@@ -590,12 +701,25 @@ def jail_works(limits):
 def _probe(mode, limits):
     """Start one child in ``mode`` the way a submission's starts; True if it ran numpy
     and reached nothing of the course. Tried twice, in case the machine was only busy."""
-    from .process import child_environment
-
     if mode == "landlock" and not landlock_abi():
         PROBLEMS.append("landlock: this kernel offers no Landlock")
         return False
-    targets = json.dumps(probe_targets(limits.packages))
+    # A process of the grader's that is not the grader, for the calls that would stop or
+    # trace the one they reach: the probe tries those on it.
+    other = subprocess.Popen(
+        [str(PYTHON_BINARY), "-I", "-S", "-c", "import time; time.sleep(120)"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        return _probe_with(mode, limits, dict(probe_targets(limits.packages), other=other.pid))
+    finally:
+        other.kill()
+        other.wait()
+
+
+def _probe_with(mode, limits, targets):
+    from .process import child_environment
+
+    targets = json.dumps(targets)
     for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:
@@ -610,7 +734,7 @@ def _probe(mode, limits):
                 if not seen:
                     PROBED[mode] = answer.get("facts") or {}
                     return True
-                PROBLEMS.append(f"{mode}: a probe child could {', '.join(seen[:2])}")
+                PROBLEMS.append(could_line(mode, seen))
                 return False
             problem = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             PROBLEMS.append(f"{mode}: {problem[:200]}{_apparmor_note(mode)}")
@@ -621,8 +745,68 @@ def _probe(mode, limits):
             PROBLEMS.append(f"{mode}: {type(error).__name__}: {error}")
             return False
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
     return False
+
+
+def could_line(mode, seen):
+    """One line for what a probe child could do: the first two in full, then the name of
+    each other call (or "read", "list"...) it got through."""
+    shown = {entry.split(" ", 1)[0] for entry in seen[:2]}
+    more = [name for name in dict.fromkeys(entry.split(" ", 1)[0] for entry in seen[2:])
+            if name not in shown]
+    return (f"{mode}: a probe child could {', '.join(seen[:2])}"
+            + (f" (and {', '.join(more)})" if more else ""))
+
+
+def remove_tree(folder):
+    """Remove a child's folder whatever modes the child left on what it made there: a
+    folder it made read-only, or unsearchable, is made ours again first. Says so when
+    something is still left (a log warning), never silently."""
+    folder = os.path.abspath(folder)
+
+    def own_folder(path):
+        """Only a real folder inside ``folder`` (never /tmp above it, never what a link
+        the child left points to) has its mode put back."""
+        try:
+            inside = os.path.commonpath([path, folder]) == folder
+            return inside and stat.S_ISDIR(os.lstat(path).st_mode)
+        except (OSError, ValueError):
+            return False
+
+    def left(_function, path, error):
+        LOG.warning("could not remove %s from the grading child's folder %s: %s",
+                    path, folder, error[1])
+
+    tried = set()
+
+    def again(function, path, error):
+        if path in tried:  # once only: a second failure is not the modes
+            return left(function, path, error)
+        tried.add(path)
+        for fix in (os.path.dirname(path), path):  # the folder it is in, then itself
+            if own_folder(fix):
+                try:
+                    os.chmod(fix, 0o700)
+                except OSError:
+                    pass
+        try:
+            if function in (os.rmdir, os.unlink, os.remove):
+                function(path)
+            elif own_folder(path):  # its listing failed: that folder, again from the top
+                shutil.rmtree(path, onerror=again)
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            left(function, path, (type(error), error, None))
+
+    if not os.path.lexists(folder):
+        return True
+    shutil.rmtree(folder, onerror=again)
+    if os.path.lexists(folder):
+        LOG.warning("the grading child's folder %s is still there after its removal", folder)
+        return False
+    return True
 
 
 APPARMOR_USERNS = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")

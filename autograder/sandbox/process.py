@@ -9,7 +9,6 @@ import json
 import multiprocessing.util
 import os
 import select
-import shutil
 import signal
 import socket
 import struct
@@ -220,8 +219,8 @@ class ChildProcess:
             self._until_socket_closes(time.monotonic() + 2)
             self.process.wait()
         self.channel.close()
-        for folder in self.folders:
-            shutil.rmtree(folder, ignore_errors=True)
+        for folder in self.folders:  # whatever modes the child left in it; said if it fails
+            confinement.remove_tree(folder)
         # With a cgroup its emptiness is the kernel's word; without one, look for the uid.
         # (UIDS.take also never lends a uid that has a process.)
         gone = confinement.none_left(self.cgroup, self.uid if self.cgroup is None else None)

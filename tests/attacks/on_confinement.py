@@ -290,6 +290,53 @@ def cheat(part, search):
             f"    return {wrong}\n")
 
 
+
+def touch(files, grader=None, harm=False):
+    """A search that counts as a route any change it could make to ``files`` or any
+    signal it could send to ``grader`` (else its parent): chmod, chown, utime, an
+    extended attribute, truncate, kill. Landlock governs none of them but truncate and
+    signals, and those only from its ABI 3 and 6. Without ``harm`` each call sets what is
+    already there (a mode, owner, times and size of the file's own, an attribute replaced
+    that does not exist, signal 0): the course's own files stay as they were even where
+    it gets through. With ``harm``, for files of a test's own, it does what a cheater
+    would: mode 0777, another owner, times of 1970, an attribute, the file emptied, and
+    SIGSTOP to the grader."""
+    return f"""\
+import errno, signal
+def _touch(route, call):
+    try:
+        call()
+    except OSError as error:
+        if error.errno not in (errno.ENODATA, errno.EOPNOTSUPP):  # the kernel let it try
+            return
+    ROUTE.append(route)
+for _path in {[str(f) for f in files]!r}:
+    try:
+        _st = os.stat(_path)
+    except OSError:
+        continue
+    if {harm!r}:
+        _touch('chmod', lambda: os.chmod(_path, 0o777))
+        _touch('chown', lambda: os.chown(_path, 65534, 65534))
+        _touch('utime', lambda: os.utime(_path, (0, 0)))
+        _touch('setxattr', lambda: os.setxattr(_path, 'user.mhakit-attack', b'1'))
+        _touch('truncate', lambda: os.truncate(_path, 0))
+    else:
+        _touch('chmod', lambda: os.chmod(_path, stat.S_IMODE(_st.st_mode)))
+        _touch('chown', lambda: os.chown(_path, _st.st_uid, _st.st_gid))
+        _touch('utime', lambda: os.utime(_path, ns=(_st.st_atime_ns, _st.st_mtime_ns)))
+        _touch('setxattr', lambda: os.setxattr(_path, 'user.mhakit-attack', b'',
+                                               os.XATTR_REPLACE))
+        _touch('truncate', lambda: os.truncate(_path, _st.st_size))
+_pid = {grader!r} or os.getppid()
+if _pid > 1:  # 0 in the jail: its parent is outside its PID namespace
+    _touch('kill', lambda: os.kill(_pid, signal.SIGSTOP if {harm!r} else 0))
+"""
+
+
+COURSE_FILES = [REPO / "solutions" / "mha.py", REPO / "source" / "mha" / "mha.ipynb",
+                REPO / "autograder" / "grader" / "grading.py"]
+
 # Looking is allowed: listing folders, /proc and its own environment must neither crash the
 # child nor cost points, as long as the answer is the student's own.
 LOOK_AROUND = """\
@@ -317,6 +364,8 @@ CONFINEMENT_ATTACKS = [
         ("find-course-via-known-paths", "attention", KNOWN_PATHS),
         ("escape-the-root-through-a-user-namespace", "softmax", ESCAPE),
         ("hold-a-capability", "split_heads", CAPABILITIES),
+        ("chmod-chown-utime-xattr-truncate-the-course-and-signal-the-grader",
+         "output_projection", touch(COURSE_FILES)),
     ]
 ] + [
     Attack("look-around-then-answer-honestly", edits={"answer_multi_head_attention": (

@@ -7,8 +7,9 @@ runs before that. The zygote (zygote.py) runs the same steps in each child it fo
 Each layer is a file of its own next to this one: namespaces.py (new namespaces and a root
 of the child's own), landlock.py (the kernel's file and network sandbox), identity.py (an
 unprivileged uid, or no capabilities in a user namespace) and seccomp.py (no new
-processes). The plan says which of them this machine can build; whatever the plan asks
-for must hold, or the child does not run.
+processes; and, where the child keeps the grader's uid, nothing done to a file it has not
+opened for writing or to another process). The plan says which of them this machine can
+build; whatever the plan asks for must hold, or the child does not run.
 
 Before it drops its privileges, the child moves itself into the submission's cgroup when
 the plan names one (see ../cgroups.py): one memory limit and one process limit for
@@ -120,8 +121,13 @@ def confine(config):
     elif config.get("uid") is not None:
         identity.become(config["uid"], config["uid"])
     apply_limits(config)
-    if config.get("forbid_new_processes"):
-        seccomp.forbid_new_processes()
+    # One filter, last: the layers above use what it refuses (the jail's scratch is
+    # chowned), and a filter stacked on another would run on every call the child makes.
+    refusals = list(seccomp.NEW_PROCESSES) if config.get("forbid_new_processes") else []
+    if config.get("others_untouched"):  # its pid as it sees itself: 1 in a PID namespace
+        refusals += seccomp.others_untouched(os.getpid())
+    if refusals:
+        seccomp.install(refusals)
     die_with_parent()  # again: a change of uid clears it
     # Past the file-size limit a write fails with EFBIG instead of killing the child.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
