@@ -145,3 +145,8 @@ def test_a_cell_without_ipython_syntax_imports_no_ipython():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True, cwd=REPO)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_many_cell_magics_on_top_of_each_other_are_read_without_recursion():
+    namespace, errors = run("%%time\n" * 5000 + "def f(x):\n    return x\n")
+    assert not errors and namespace["f"](1) == 1

@@ -41,10 +41,6 @@ def manager():
     return TransformerManager()
 
 
-class TooMuchIPython(ValueError):
-    """A cell whose IPython syntax would cost more reading than a notebook may ask for."""
-
-
 class Reader:
     """Reads one notebook's cells, sharing ``BUDGET`` among them."""
 
@@ -53,9 +49,11 @@ class Reader:
 
     def as_python(self, source):
         """The Python source the kernel would run for this cell's ``source``."""
-        body = BODY_MAGIC.match(source)
-        if body:  # a blank line keeps the body's line numbers in tracebacks
-            return "\n" + self.as_python(source[body.end():])
+        skipped = 0  # a blank line for each magic line keeps tracebacks' line numbers
+        while body := BODY_MAGIC.match(source):
+            source, skipped = source[body.end():], skipped + 1
+        if skipped:
+            return "\n" * skipped + self.as_python(source)
         source = source if source.endswith("\n") else source + "\n"
         changes = len(IPYTHON_SYNTAX.findall(source))
         if not changes and not source[:1].isspace():
