@@ -8,7 +8,7 @@ import cost which function, in place of a bare "not implemented".
 
 import ast
 
-from ..selfcheck.imports import cell_imports, offered, root_of
+from ..selfcheck.imports import cell_imports, offered, parsed, root_of
 from ..selfcheck.wording import say, speaking
 
 
@@ -37,11 +37,8 @@ def import_notes(cells, exercise, language="zh"):
 
 
 def _definitions(source, names):
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    return [node for node in tree.body
+    tree = parsed(source)
+    return [] if tree is None else [node for node in tree.body
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names]
 
 

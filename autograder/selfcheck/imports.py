@@ -9,6 +9,7 @@ with what they cost (from the cells it graded).
 
 import ast
 import dis
+import functools
 import sys
 import types
 
@@ -38,12 +39,33 @@ def offered(root, allowed):
             or root in NOT_IMPORTS or root.startswith("_"))
 
 
+CACHED_CELL = 20_000  # characters: a lesson's cell, never a tree that holds much memory
+
+
+def parsed(source):
+    """A cell's syntax tree, None for a cell that does not parse. Cells of a usual size
+    are read once for the grader's several notes on one notebook; nobody changes the
+    tree it hands out."""
+    return _parsed_small(source) if len(source) <= CACHED_CELL else _parse(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_small(source):
+    return _parse(source)
+
+
+def _parse(source):
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def cell_imports(source):
     """[(line, statement level: True at the cell's top, module root)] of a cell's source
     (as the kernel compiles it); [] for a cell that does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed(source)
+    if tree is None:
         return []
     top = {id(node) for node in tree.body}
     found = []
