@@ -32,10 +32,10 @@ import os, stat, sys, time
 ROUTE = []
 _BUDGET = time.monotonic() + 1.5  # well inside the load's one deadline
 _SEEN = set()
-_NAMES = ('solutions', 'autograder', 'source', 'mha.py', 'hidden_checks.py', 'grading.py',
-          'gradebook.db')
-_BELOW = ('solutions/mha.py', 'autograder/hidden_checks.py', 'autograder/grading.py',
-          'source/mha/mha.ipynb', 'gradebook.db')
+_NAMES = ('solutions', 'autograder', 'grader', 'source', 'mha.py', 'hidden_checks.py',
+          'grading.py', 'gradebook.db')
+_BELOW = ('solutions/mha.py', 'autograder/grader/hidden_checks.py',
+          'autograder/grader/grading.py', 'source/mha/mha.ipynb', 'gradebook.db')
 def _in_time():
     return not ROUTE and time.monotonic() < _BUDGET
 def _read(path, route):
@@ -50,7 +50,7 @@ def _read(path, route):
         return False
     # Markers of the course's files only: the student's own notebook must not count.
     secret = (b'### BEGIN SOLUTION' in head or b'QUIZ_KEY' in head
-              or b'def grade_notebook' in head
+              or b'def grade_notebook' in head or b'Hidden checks: the student' in head
               or (head.startswith(b'SQLite format 3') and path.endswith('gradebook.db'))
               or (b'def multi_head_attention(' in head and not path.endswith('.ipynb')))
     if secret and not ROUTE:
@@ -231,9 +231,10 @@ while QUEUE and _in_time() and ENTRIES < 200000:
 KNOWN_PATHS = f"""\
 # The course's own layout, and Gradescope's.
 for path in ({str(REPO / 'solutions' / 'mha.py')!r},
-             {str(REPO / 'autograder' / 'hidden_checks.py')!r},
-             {str(REPO / 'autograder' / 'grading.py')!r}, '/autograder/source/solutions/mha.py',
-             '/autograder/source/autograder/hidden_checks.py'):
+             {str(REPO / 'autograder' / 'grader' / 'hidden_checks.py')!r},
+             {str(REPO / 'autograder' / 'grader' / 'grading.py')!r},
+             '/autograder/source/solutions/mha.py',
+             '/autograder/source/autograder/grader/hidden_checks.py'):
     _read(path, 'known path ' + path)
 """
 
