@@ -4,8 +4,9 @@ The release's nbgrader cells are compared with the exercise's release_layout.jso
 the build writes from the lesson: each cell's grade id, its place, its cell type, its
 nbgrader flags and points, and the source of each locked cell. Deleted, renamed, moved,
 duplicated or added nbgrader cells, changed points, flags or cell types, edited locked
-cells, outputs in a test cell that running it cannot produce, and a notebook of another
-assignment are findings. The findings go into the result and, through nbgrader, into the
+cells, outputs in a test cell that running it cannot produce, a notebook of another
+assignment, and cells that hold the instructor's solutions (the source notebook's solution
+markers, or a solution cell of the source word for word) are findings. The findings go into the result and, through nbgrader, into the
 gradebook, where the instructor sees them.
 
 What honest students change by running their notebook is never a finding: outputs in
@@ -15,11 +16,15 @@ the notebook's kernelspec.
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from ..selfcheck.cells import (FLAGS, has_nbgrader_entry, nbgrader_meta, normal_source,
                                source_text, valid_meta)
 CHECKED_PART = re.compile(r"""check\(["'](\w+)["']\)""")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
+# The lines the build wraps every solution in (authoring/build.py); the release never has
+# them, so a cell that does came from the source notebook.
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 def _normal(source):
@@ -173,4 +178,38 @@ def find_tampering(notebook, exercise):
     if moved:
         findings.append("cells not in the release's order (ids swapped or cells moved): "
                         + ", ".join(moved))
+    copied = _solution_copies(cells, exercise)
+    if copied:
+        findings.append("cells that hold the instructor's solutions (a copy of the course's "
+                        "source notebook?): " + ", ".join(copied))
     return findings
+
+
+@lru_cache(maxsize=4)
+def _source_solutions(exercise):
+    """The normalised solution cells of the exercise's source notebooks, every language,
+    built here from the exercise's reference and lesson: what the check compares with
+    comes from the grader's side, never from a submission."""
+    from ..authoring.build import build_notebook  # the build imports this module
+
+    sources = set()
+    for language in set(exercise.assignments.values()):
+        for cell in build_notebook(exercise, language).cells:
+            if nbgrader_meta(cell).get("solution") and normal_source(cell.source):
+                sources.add(normal_source(cell.source))
+    return frozenset(sources)
+
+
+def _solution_copies(cells, exercise):
+    """The cells (by grade id, else by place) that hold a solution marker line or are,
+    blank lines and trailing spaces aside, a whole solution cell of the source. An answer
+    of the student's own, even a correct one, has neither: it starts from the release's
+    stub, and the source's cells carry the markers or the model answer's own words."""
+    solutions, copied = _source_solutions(exercise), []
+    for place, cell in enumerate(cells, 1):
+        text = source_text(cell.get("source", ""))
+        marked = any(line.strip() in SOLUTION_MARKERS for line in text.splitlines())
+        if marked or normal_source(text) in solutions:
+            grade_id = valid_meta(cell).get("grade_id")
+            copied.append(_shown(grade_id) if grade_id else f"cell {place}")
+    return copied

@@ -194,3 +194,104 @@ def test_both_paths_give_the_same_score_when_a_later_cell_redefines_softmax(cour
             [notebook] = gradebook.find_submission("mha", attack.name).notebooks
             softmax = next(g for g in notebook.grades if g.name == "test_softmax")
             assert softmax.auto_score == (0 if "softmax" in attack.zero else SOFTMAX_POINTS)
+
+
+# ------------------------------------------------ a copy of the instructor's solutions
+
+SOLUTION_CELLS = [grade_id for grade_id, entry in expected_layout(EXERCISE)[0].items()
+                  if entry["solution"]]
+COPIED = "cells that hold the instructor's solutions"
+
+
+def source_notebook(assignment):
+    return json.loads((REPO / "source" / assignment / "mha.ipynb").read_text("utf-8"))
+
+
+def copied_cells(notebook):
+    """The cells the solution finding names, or None when there is no such finding."""
+    found = [f for f in find_tampering(notebook, EXERCISE) if f.startswith(COPIED)]
+    assert len(found) <= 1, found
+    return found[0].split("?): ", 1)[1].split(", ") if found else None
+
+
+@pytest.mark.parametrize("assignment", ["mha", "mha_en"])
+def test_the_course_source_notebook_is_flagged_cell_by_cell(assignment):
+    assert copied_cells(source_notebook(assignment)) == SOLUTION_CELLS
+
+
+def test_one_pasted_solution_is_flagged_and_the_rest_of_the_notebook_is_not():
+    notebook = filled()
+    source = {c["metadata"]["nbgrader"]["grade_id"]: c for c in source_notebook("mha")["cells"]
+              if c["metadata"].get("nbgrader", {}).get("solution")}
+    [answer] = cells_with(notebook, "answer_softmax")
+    answer["source"] = source["answer_softmax"]["source"]  # with its markers
+    [quiz] = cells_with(notebook, "answer_quiz_2")
+    quiz["source"] = "quiz_2 = 'C'\n  ### END SOLUTION  \n"  # one marker line is enough
+    # The model answer of the other language's source, word for word (blank lines and
+    # trailing spaces aside): no marker, and still the instructor's text.
+    [written] = cells_with(notebook, "written_2")
+    model = [c for c in source_notebook("mha_en")["cells"]
+             if c["metadata"].get("nbgrader", {}).get("grade_id") == "written_2"][0]
+    written["source"] = "\n" + "".join(model["source"]).replace("\n", "   \n\n") + "\n\n"
+    assert copied_cells(notebook) == ["answer_softmax", "answer_quiz_2", "written_2"]
+
+
+def test_answers_of_the_students_own_are_not_solutions():
+    """The sample class's correct student holds the reference's code without the markers,
+    as a student who wrote the same code would: not a copy of the source. Nor is a model
+    answer reworded by one word, or markers named inside a line of one's own."""
+    for student in ("alice_correct", "bob_partly_correct", "carol_unimplemented"):
+        assert copied_cells(filled(student)) is None, student
+    notebook = filled()
+    model = [c for c in source_notebook("mha_en")["cells"]
+             if c["metadata"].get("nbgrader", {}).get("grade_id") == "written_4"][0]
+    [written] = cells_with(notebook, "written_4")
+    written["source"] = "".join(model["source"]).replace("512", "five hundred and twelve", 1)
+    [answer] = cells_with(notebook, "answer_quiz_1")
+    answer["source"] += "\n# nbgrader wraps answers in ### BEGIN SOLUTION / ### END SOLUTION"
+    assert "512" in "".join(model["source"])
+    assert copied_cells(notebook) is None
+
+
+@pytest.mark.slow
+def test_the_source_notebook_is_flagged_on_both_doors(course, tmp_path):
+    """`nbgrader autograde` flags the copy's grades for review in the gradebook, with the
+    finding as comment; `mhakit grade` puts it in the result and the grade table. The
+    honest student beside it is flagged by neither."""
+    from nbgrader.api import Gradebook
+
+    root = tmp_path / "course"
+    root.mkdir()
+    for name in ("nbgrader_config.py", "source", "assignments", "gradebook.db"):
+        source = course / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, root / name)
+    for student, notebook in (("copier", source_notebook("mha")), ("honest", filled())):
+        path = root / "submitted" / student / "mha" / "mha.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(notebook), encoding="utf-8")
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
+                                                 os.environ["PATH"]]))
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", "--force",
+                           "--IsolatedAutograde.seed=3"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        review = {}
+        for student in ("copier", "honest"):
+            [notebook] = gradebook.find_submission("mha", student).notebooks
+            review[student] = ([g.name for g in notebook.grades if g.needs_manual_grade
+                                and g.name.startswith("test_")],
+                               "".join(c.auto_comment or "" for c in notebook.comments))
+    assert review["copier"][0] and COPIED in review["copier"][1]
+    assert review["honest"] == ([], "")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+                           str(root / "submitted"), "--out", str(out), "--seed", "3",
+                           "--quiet", "--json"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    assert any(COPIED in f for f in results["copier"]["extra_data"]["tampering"])
+    assert results["honest"]["extra_data"]["tampering"] == []
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        status = {row["student"]: row["status"] for row in csv.DictReader(handle)}
+    assert status == {"copier": "graded (tampering)", "honest": "graded"}
