@@ -42,14 +42,14 @@ c.Autograde.sanitize_preprocessors = [
 ]
 # The kit's bounded notebook reader, which `mhakit grade` uses too: a file that is no
 # notebook is graded 0 and flagged with the reason, instead of failing with a traceback.
+# nbgrader builds it once per run, before the first submission, so it is also the gate, on
+# the command line and behind formgrader's Autograde button: it refuses, in one line and
+# with every earlier grade left as it was, to autograde an assignment that the gradebook
+# lacks (run `mhakit build` first), or where nothing can hide the course from student
+# code (README: "Where you grade"). allow_unconfined = True grades there anyway, and flags
+# every grade for review.
 c.Autograde.exporter_class = "autograder.integrations.nbgrader_plugin.BoundedNotebookReader"
-# Refuse, in one line and before the first submission, to autograde an assignment that the
-# gradebook lacks (run `mhakit build` first), or where nothing can hide the course from
-# student code (README: "Where you grade"). allow_unconfined=True grades there anyway, and
-# flags every grade for review.
-from autograder.integrations.nbgrader_plugin import autograde_gate  # noqa: E402
-
-c.Autograde.pre_convert_hook = autograde_gate(allow_unconfined=False)
+c.BoundedNotebookReader.allow_unconfined = False
 c.Autograde.autograde_preprocessors = [
     "autograder.integrations.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",

@@ -24,12 +24,12 @@ def _grade(args):
 def _problem_before_grading(paths, args):
     """Why nothing may be graded, in one line, or None. Checked before any work: a class
     graded for an hour must not fail at its first write."""
-    from ..sandbox.confinement import refusal
+    from .gate import refusal_before_grading
 
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         return f"no such file or folder: {', '.join(missing)}"
-    refused = refusal(args.allow_unconfined)
+    refused = refusal_before_grading(allow_unconfined=args.allow_unconfined)
     if refused:
         return refused
     if len(paths) == 1 and paths[0].is_file():

@@ -9,14 +9,15 @@ points, zero as an error. See ``nbgrader.utils.determine_grade``.
 """
 
 import copy
-from pathlib import Path
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.converters import Autograde
+from nbgrader.converters.base import NbGraderException
 from nbgrader.preprocessors import (ClearHiddenTests, ClearSolutions, NbGraderPreprocessor,
                                     OverwriteCells)
-from traitlets import Integer
+from traitlets import Bool, Integer
 
 from ..authoring.build import build_notebook
 from ..exercise import current
@@ -28,6 +29,7 @@ from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import one_line, read_notebook
 from ..selfcheck.wording import decide
 from .cell_outputs import part_max, test_cell_outputs, test_cell_part
+from .gate import refusal_before_grading
 
 # Notebook metadata that carries, from the first sanitizing step on, what that step read
 # in the notebook as the student left it: the findings and the code cells to grade.
@@ -43,7 +45,34 @@ class BoundedNotebookReader(NotebookExporter):
     submission with a traceback on what a student can save (a cell whose metadata is a
     list, invalid JSON, 2 GB of it), and nbgrader then leaves that student at zero with
     nothing in formgrader. Here a notebook comes in nbformat's shape, and a file that is
-    no notebook becomes an empty one that says why, so that its grade is flagged."""
+    no notebook becomes an empty one that says why, so that its grade is flagged.
+
+    It is also the gate (autograder/integrations/gate.py). nbgrader builds its reader
+    once per run, before the first submission, on the command line and behind
+    formgrader's Autograde button alike; a pre-convert hook would come too late (with
+    --force, which the button always sets, nbgrader has removed the student's autograded
+    folder by then) and nbgrader logs and ignores a hook's errors."""
+
+    allow_unconfined = Bool(False, help=(
+        "Grade even where nothing can hide the course from student code; every grade is "
+        "then flagged for review")).tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gate_passed = False
+        if isinstance(self.parent, Autograde):
+            self._refuse_or_pass(self.parent.coursedir)
+
+    def _refuse_or_pass(self, coursedir):
+        refused = refusal_before_grading(allow_unconfined=self.allow_unconfined,
+                                         db_url=coursedir.db_url,
+                                         assignment=coursedir.assignment_id)
+        if refused:
+            # nbgrader's command line exits 1 on this error without printing it, and
+            # formgrader shows it as the Autograde button's error: said once, here.
+            self.log.error("mha-kit: %s", refused)
+            raise NbGraderException(f"mha-kit: {refused}")
+        self.gate_passed = True
 
     def from_file(self, file_stream, resources=None, **kw):
         try:
@@ -161,48 +190,18 @@ class RestoreLockedCells(OverwriteCells):
         return released.source == cell.source
 
 
-def autograde_gate(allow_unconfined=False):
-    """For ``c.Autograde.pre_convert_hook``: before the first submission is touched, refuse
-    in one line what would fail every student (a gradebook without the assignment, as in a
-    fresh clone before ``mhakit build``), and refuse to autograde where nothing can hide
-    the course from student code. nbgrader logs and ignores a hook's exceptions, so a
-    refusal is a SystemExit."""
-    def refuse(assignment=None, **_submission):
-        from ..sandbox.confinement import refusal
-
-        missing = _missing_from_gradebook(assignment)
-        if missing:
-            raise SystemExit(f"mha-kit: {missing}")
-        refused = refusal(allow_unconfined)
-        if refused:
-            raise SystemExit(f"mha-kit: {refused}")
-    return refuse
-
-
-def _missing_from_gradebook(assignment):
-    """Why nbgrader's autograde would fail every student of ``assignment``, or None."""
-    from nbgrader.apps import AutogradeApp
-
-    if assignment is None or not AutogradeApp.initialized():
-        return None
-    build_first = "run `mhakit build` in the course folder first (it registers the assignments)"
-    db_url = AutogradeApp.instance().coursedir.db_url
-    sqlite_file = db_url.removeprefix("sqlite:///") if db_url.startswith("sqlite:///") else None
-    if sqlite_file and not Path(sqlite_file).is_file():  # opening it would make an empty one
-        return f"there is no gradebook ({sqlite_file}): {build_first}"
-    with Gradebook(db_url) as gradebook:
-        try:
-            gradebook.find_assignment(assignment)
-        except MissingEntry:
-            return f"the gradebook has no assignment {assignment}: {build_first}"
-    return None
-
-
 class IsolatedAutograde(NbGraderPreprocessor):
     seed = Integer(None, allow_none=True,
                    help="Seed for the hidden inputs; a fresh one per notebook if unset").tag(config=True)
 
     def preprocess(self, nb, resources):
+        if not getattr(self.parent, "gate_passed", False):
+            # A config that grades with this step but reads with another exporter: no
+            # check ran, so nothing is graded (nbgrader marks each submission failed).
+            raise NbGraderException(
+                "mha-kit: the kit's gate did not run; set c.Autograde.exporter_class = "
+                '"autograder.integrations.nbgrader_plugin.BoundedNotebookReader" '
+                "in nbgrader_config.py")
         student = resources.get("nbgrader", {}).get("student", "?")
         tampering = nb.metadata.pop(STASH, None)
         cells = nb.metadata.pop(CELLS_STASH, None)

@@ -9,17 +9,14 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from ..conftest import REPO
+from ..jupyter_server import free_port, stop, wait_until_up
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 # Without the background-networking flags Chromium floods the closed network with
@@ -29,7 +26,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-quic"]
 # Page states can take long on a shared 2-core machine: wait generously, never sleep.
 TIMEOUT_MS = 120_000
-SERVER_START_SECONDS = 120
 
 
 def chromium_version():
@@ -102,12 +98,6 @@ def exchange(tmp_path_factory):
     return tmp_path_factory.mktemp("exchange")
 
 
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _jupyter_config(folder, exchange):
     """A private JUPYTER_CONFIG_DIR: no news pop-up, and the exchange folder for nbgrader."""
     settings = folder / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
@@ -127,38 +117,6 @@ def _jupyter_config(folder, exchange):
     return folder
 
 
-def _answers(url, seconds):
-    try:
-        with urllib.request.urlopen(url, timeout=seconds) as response:
-            return response.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
-def _wait_until_up(process, url, log):
-    """Poll the API until the server answers; stop early if it died."""
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"jupyter lab exited with {process.returncode}:\n{log.read_text()}")
-        if _answers(url, seconds=5):
-            return
-        try:  # a pause between polls that ends at once if the server dies
-            process.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            pass
-    raise RuntimeError(f"jupyter lab did not answer {url}:\n{log.read_text()}")
-
-
-def _stop(process):
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=30)
-
-
 class Lab:
     def __init__(self, base, token, root):
         self.base, self.token, self.root = base, token, root
@@ -171,7 +129,7 @@ class Lab:
 @pytest.fixture(scope="session")
 def lab(chromium_path, course_root, exchange, tmp_path_factory):
     home = tmp_path_factory.mktemp("jupyter")
-    port, token = _free_port(), secrets.token_hex(24)
+    port, token = free_port(), secrets.token_hex(24)
     env = dict(os.environ)
     env.update(JUPYTER_CONFIG_DIR=str(_jupyter_config(home / "config", exchange)),
                JUPYTER_RUNTIME_DIR=str(home / "runtime"),
@@ -190,10 +148,10 @@ def lab(chromium_path, course_root, exchange, tmp_path_factory):
                                    stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        _wait_until_up(process, f"{base}/api/status?token={token}", log)
+        wait_until_up(process, f"{base}/api/status?token={token}", log)
         yield Lab(base, token, course_root)
     finally:
-        _stop(process)
+        stop(process)
         ARTIFACTS.mkdir(exist_ok=True)
         shutil.copy(log, ARTIFACTS / "jupyter-server.log")
 

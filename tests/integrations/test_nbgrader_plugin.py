@@ -151,6 +151,8 @@ def test_nbgrader_gets_the_release_flags_back():
 # ------------------------------------------------ the confinement gate
 
 HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
+UNCONFINED_REFUSED = "c.BoundedNotebookReader.allow_unconfined = False"
+UNCONFINED_ACCEPTED = "c.BoundedNotebookReader.allow_unconfined = True"
 
 
 def unconfined_course(course, tmp_path):
@@ -160,9 +162,9 @@ def unconfined_course(course, tmp_path):
         shutil.copytree(course / name, root / name)
     shutil.copy(course / "gradebook.db", root / "gradebook.db")
     config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
-    assert "autograde_gate(allow_unconfined=False)" in config
+    assert UNCONFINED_REFUSED in config
     (root / "nbgrader_config.py").write_text(
-        config.replace("allow_unconfined=False", "allow_unconfined=True"), encoding="utf-8")
+        config.replace(UNCONFINED_REFUSED, UNCONFINED_ACCEPTED), encoding="utf-8")
     target = root / "submitted" / "honest" / "mha" / "mha.ipynb"
     target.parent.mkdir(parents=True)
     target.write_bytes(HONEST.make())
@@ -195,8 +197,7 @@ def test_an_unconfined_grade_is_flagged_in_nbgraders_gradebook(course, tmp_path)
     assert flagged and "graded unconfined" in comments
     # The same course, refused: the gate's setting is what let it through.
     config = root / "nbgrader_config.py"
-    config.write_text(config.read_text().replace("allow_unconfined=True",
-                                                 "allow_unconfined=False"))
+    config.write_text(config.read_text().replace(UNCONFINED_ACCEPTED, UNCONFINED_REFUSED))
     done = subprocess.run(nbgrader + ["autograde", "mha", "--force"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode != 0 and done.stderr.count("refusing to grade") == 1, done.stderr

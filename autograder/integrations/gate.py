@@ -1,0 +1,40 @@
+"""The checks every grading door makes once, before it touches any submission.
+
+The doors are ``nbgrader autograde`` on the command line, formgrader's Autograde button
+(both through ``BoundedNotebookReader``, which nbgrader builds before its first
+submission) and ``mhakit grade``. A refusal here has changed nothing yet: no autograded
+folder is removed and no grade is written, so the grades of an earlier run stay as they
+were. Each check gives one line that names the cause and the fix.
+"""
+
+from pathlib import Path
+
+BUILD_FIRST = "run `mhakit build` in the course folder first (it registers the assignments)"
+
+
+def refusal_before_grading(*, allow_unconfined=False, db_url=None, assignment=None):
+    """Why no submission may be graded, in one line, or None when grading may start.
+
+    ``db_url`` and ``assignment``: the gradebook that the grades go to and the assignment
+    it must hold (nbgrader's doors); None where no gradebook is written."""
+    from ..sandbox.confinement import refusal
+
+    return missing_from_gradebook(db_url, assignment) or refusal(allow_unconfined)
+
+
+def missing_from_gradebook(db_url, assignment):
+    """Why nbgrader would fail every student of ``assignment`` in the gradebook at
+    ``db_url`` (a fresh clone has the release but no gradebook.db), or None."""
+    if db_url is None or not assignment:
+        return None
+    from nbgrader.api import Gradebook, MissingEntry
+
+    sqlite_file = db_url.removeprefix("sqlite:///") if db_url.startswith("sqlite:///") else None
+    if sqlite_file and not Path(sqlite_file).is_file():  # opening it would make an empty one
+        return f"there is no gradebook ({sqlite_file}): {BUILD_FIRST}"
+    with Gradebook(db_url) as gradebook:
+        try:
+            gradebook.find_assignment(assignment)
+        except MissingEntry:
+            return f"the gradebook has no assignment {assignment}: {BUILD_FIRST}"
+    return None

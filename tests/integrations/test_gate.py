@@ -1,0 +1,178 @@
+"""autograder/integrations/gate.py on every door: `nbgrader autograde` on the command
+line, formgrader's Autograde button in a real Jupyter server (pressed through formgrader's
+own API), and `mhakit grade --gradebook`. A refusal is said once, fails the command (or
+the button's reply), and leaves every earlier grade and autograded folder exactly as it
+was, `--force` or not. Refused here: grading where nothing confines (MHAKIT_SANDBOX=plain
+without allow_unconfined)."""
+
+import hashlib
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..jupyter_server import free_port, post_json, stop, wait_until_up
+from .test_nbgrader_plugin import nbgrader
+
+STUDENTS = ("alice_correct", "carol_unimplemented")
+PLAIN = {"MHAKIT_SANDBOX": "plain"}  # nothing confines: the gate must refuse
+
+
+def environment(**extra):
+    env = dict(os.environ, **extra)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("MHAKIT_ALLOW_UNCONFINED", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def graded(course, tmp_path_factory):
+    """A course whose two students were autograded once, confined, by nbgrader."""
+    root = tmp_path_factory.mktemp("gate") / "course"
+    for name in ("source", "assignments"):
+        shutil.copytree(course / name, root / name)
+    for student in STUDENTS:
+        shutil.copytree(course / "submitted" / student / "mha",
+                        root / "submitted" / student / "mha")
+    for name in ("gradebook.db", "nbgrader_config.py"):
+        shutil.copy(course / name, root / name)
+    nbgrader(root, "autograde", "mha", "--IsolatedAutograde.seed=3")
+    return root
+
+
+@pytest.fixture
+def graded_copy(graded, tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(graded, root, symlinks=True)
+    return root
+
+
+def state(root):
+    """What a refusal must leave alone: every autograded file (bytes and mode), the
+    gradebook's bytes, and the scores it holds."""
+    from nbgrader.api import Gradebook
+
+    files = {str(path.relative_to(root)): (hashlib.sha256(path.read_bytes()).hexdigest(),
+                                           path.stat().st_mode)
+             for path in sorted((root / "autograded").rglob("*")) if path.is_file()}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        scores = {student: gradebook.find_submission("mha", student).score
+                  for student in STUDENTS}
+    database = hashlib.sha256((root / "gradebook.db").read_bytes()).hexdigest()
+    return files, scores, database
+
+
+def test_the_graded_course_has_grades_to_lose(graded):
+    files, scores, _ = state(graded)
+    assert scores == {"alice_correct": 100, "carol_unimplemented": 0}
+    assert sum(name.endswith("mha.ipynb") for name in files) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("force", [["--force"], []])
+def test_a_refusal_on_the_command_line_exits_non_zero_and_keeps_every_grade(graded_copy,
+                                                                          force):
+    before = state(graded_copy)
+    if not force:  # without --force, nbgrader regrades what was submitted after it
+        for notebook in (graded_copy / "submitted").rglob("*.ipynb"):
+            notebook.touch()
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", *force],
+                          cwd=graded_copy, env=environment(**PLAIN), capture_output=True,
+                          text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert output.count("refusing to grade") == 1 and "Traceback" not in output, output
+    assert state(graded_copy) == before
+
+
+@pytest.mark.slow
+def test_mhakit_grade_into_the_gradebook_refuses_before_touching_it(graded_copy, tmp_path):
+    before = state(graded_copy)
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+                           str(graded_copy / "submitted"), "--gradebook", str(graded_copy),
+                           "--out", str(tmp_path / "out"), "--quiet", "--fresh"],
+                          env=environment(**PLAIN), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 2 and done.stderr.count("refusing to grade") == 1, done.stderr
+    assert state(graded_copy) == before
+
+
+class Server:
+    """`jupyter server` in the course folder, as an instructor starts formgrader."""
+
+    def __init__(self, root, home, env):
+        self.root, self.token, port = root, secrets.token_hex(24), free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        home.mkdir(parents=True, exist_ok=True)
+        self.log = home / "server.log"
+        env = dict(env, JUPYTER_CONFIG_DIR=str(home / "config"),
+                   JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+        command = [sys.executable, "-m", "jupyter", "server", "--no-browser",
+                   "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+                   f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root}",
+                   "--allow-root"]  # CI runs as root; harmless otherwise
+        with open(self.log, "w", encoding="utf-8") as output:
+            self.process = subprocess.Popen(command, cwd=root, env=env, stdout=output,
+                                            stderr=subprocess.STDOUT)
+        try:
+            wait_until_up(self.process, f"{self.base}/api/status?token={self.token}", self.log)
+        except BaseException:
+            stop(self.process)
+            raise
+
+    def press_autograde(self, assignment, student):
+        """What formgrader's Autograde button sends (formgrader always sets --force)."""
+        return post_json(f"{self.base}/formgrader/api/submission/{assignment}/{student}"
+                         "/autograde", self.token)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        stop(self.process)
+
+
+@pytest.mark.slow
+def test_formgraders_autograde_button_passes_the_same_gate(graded_copy, tmp_path):
+    before = state(graded_copy)
+    with Server(graded_copy, tmp_path / "refusing", environment(**PLAIN)) as server:
+        reply = server.press_autograde("mha", "alice_correct")
+    assert reply["success"] is False, reply
+    said = reply.get("log", "") + reply.get("error", "")
+    assert "mha-kit: no layer here can hide the course" in said, said
+    assert "MultipleInstanceError" not in said and "Pre-convert hook failed" not in said
+    assert state(graded_copy) == before, "a refused button press changed the grades"
+
+    # Where the child is confined, the same button grades, and the gradebook says so.
+    (graded_copy / "submitted" / "alice_correct" / "mha" / "mha.ipynb").write_bytes(
+        (graded_copy / "submitted" / "carol_unimplemented" / "mha" / "mha.ipynb")
+        .read_bytes())
+    with Server(graded_copy, tmp_path / "grading", environment()) as server:
+        reply = server.press_autograde("mha", "alice_correct")
+    assert reply["success"] is True, reply
+    assert "mha-kit graded alice_correct" in reply.get("log", ""), reply
+    files, scores, _ = state(graded_copy)
+    assert scores == {"alice_correct": 0, "carol_unimplemented": 0}
+
+
+@pytest.mark.slow
+def test_without_the_kits_reader_nothing_is_graded(graded_copy):
+    """A config that keeps the grading step but not the reader that gates it: each
+    submission fails, and no grade in the gradebook changes."""
+    config = graded_copy / "nbgrader_config.py"
+    text = config.read_text(encoding="utf-8")
+    reader = ('c.Autograde.exporter_class = '
+              '"autograder.integrations.nbgrader_plugin.BoundedNotebookReader"\n')
+    assert reader in text
+    config.write_text(text.replace(reader, ""), encoding="utf-8")
+    _, scores, _ = state(graded_copy)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", "--force"],
+                          cwd=graded_copy, env=environment(), capture_output=True, text=True,
+                          timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "the kit's gate did not run" in output, output
+    assert state(graded_copy)[1] == scores
