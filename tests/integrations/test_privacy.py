@@ -234,9 +234,10 @@ ANY = 0xFFFFFFFF  # the id of an ACL entry that names no one
 
 
 def write_acl(path, entries):
-    """A POSIX access ACL, as setfacl writes it: (tag, permission, id) entries."""
+    """A POSIX access ACL, as setfacl writes it: (tag, permission, id) entries, which
+    the kernel takes in the order of their tags."""
     data = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, ident)
-                                           for tag, perm, ident in entries)
+                                           for tag, perm, ident in sorted(entries))
     os.setxattr(path, privacy.ACL_ATTRIBUTE, data)
 
 
