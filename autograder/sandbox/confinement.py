@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy
 
+from . import scratch as scratch_space
 from .child import seccomp
 
 LAUNCHER_SOURCE = Path(__file__).parent.joinpath("child", "launcher.py").read_text(encoding="utf-8")
@@ -324,9 +325,12 @@ def landlock_abi():
     return landlock.abi()
 
 
-def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
+def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None,
+         scratch_tmpfs=False):
     """How to confine one child in ``mode``: the JSON that the launcher and the zygote read.
 
+    Without namespaces ``scratch_tmpfs`` says that a tmpfs of ``limits.scratch_bytes`` is
+    mounted on ``scratch``; else the child may write nothing there (see scratch.py).
     With a cgroup (see cgroups.py) the whole submission shares one memory and one process
     limit. Without one, and always when the child keeps the grader's uid and so could
     leave a cgroup, the child may start no process at all (see ``process_layers``)."""
@@ -340,6 +344,9 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
               # A uid of the grader's own may chmod, truncate or signal what is the
               # grader's; a uid of the pool may not, and plain mode is unconfined by design.
               "others_untouched": not spec["uid"] and mode != "plain" and SECCOMP_WORKS,
+              # No new socket where nothing but Landlock's ABI 4 stands between the
+              # child and the network (UDP, the grader's own Unix sockets: D-Bus, say)
+              "no_sockets": not spec["namespaces"] and mode != "plain" and SECCOMP_WORKS,
               "uid": uid, "limits": rlimits, "env": env,
               "site": str(student_site(limits.packages)),
               # Root that keeps its uid (Landlock alone) must lose its capabilities: with
@@ -353,15 +360,20 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None):
         links, binds = _links_and_binds(limits.packages)
         config.update(root=str(root), links=links, binds=binds,
                       cover=covered(binds, course_paths()), tmpfs_bytes=limits.scratch_bytes,
+                      scratch_bytes=limits.scratch_bytes,
                       env=dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin"))
         if abi:  # inside its own root, all that it sees is meant for it
             config["landlock"] = {"abi": abi, "read": ["/"], "write": ["/scratch", "/dev/null"]}
     else:
-        config.update(scratch=str(scratch), env=dict(env, HOME=str(scratch), TMPDIR=str(scratch)))
+        bounded = scratch_tmpfs and mode != "plain"
+        config.update(scratch=str(scratch), scratch_bytes=limits.scratch_bytes if bounded else 0,
+                      env=dict(env, HOME=str(scratch), TMPDIR=str(scratch),
+                               MPLCONFIGDIR=str(scratch)))
         if abi:
             grants = without(readable_roots(limits.packages), course_paths())
-            config["landlock"] = {"abi": abi, "write": [str(scratch), "/dev/null"],
-                                  "read": grants["read"] + DEVICES, "list": grants["list"]}
+            kept = [] if bounded else [str(scratch)]  # unbounded: read-only
+            config["landlock"] = {"abi": abi, "write": [str(scratch)] * bounded + ["/dev/null"],
+                                  "read": grants["read"] + DEVICES + kept, "list": grants["list"]}
     return config
 
 
@@ -378,7 +390,8 @@ def child_plan(mode, limits, env, folder, pool_uid=None, cgroup=None):
         return plan(mode, limits, env, uid=uid, root=folder, cgroup=cgroup)
     if uid is not None:
         os.chown(folder, uid, uid)
-    return plan(mode, limits, env, uid=uid, scratch=folder, cgroup=cgroup)
+    bounded = mode != "plain" and scratch_space.mount_tmpfs(folder, limits.scratch_bytes, uid)
+    return plan(mode, limits, env, uid=uid, scratch=folder, cgroup=cgroup, scratch_tmpfs=bounded)
 
 
 def layers_of(config):
@@ -388,8 +401,11 @@ def layers_of(config):
         if config["namespaces"] == "user":
             layers.append("user namespace: the grader's own uid, no capabilities")
         layers += ["mount namespace: only /usr, Python and numpy are visible, read-only",
-                   "PID, IPC and UTS namespaces of its own", "network namespace: no network",
-                   "scratch folder on a size-limited tmpfs"]
+                   "PID, IPC and UTS namespaces of its own", "network namespace: no network"]
+    if mode != "plain":
+        layers.append(scratch_space.layer(config["scratch_bytes"], "a size-limited tmpfs"
+                                    if config["namespaces"] or config["scratch_bytes"]
+                                    else "Landlock: its folder is read-only, no file may be written"))
     if MODES[mode]["uid"]:
         layers.append("unprivileged uid and gid of its own, no supplementary groups")
     elif config["drop_capabilities"] and not config["namespaces"]:
@@ -400,6 +416,8 @@ def layers_of(config):
                    for path in listable(config)]
     if config.get("others_untouched"):
         layers.append(OTHERS_UNTOUCHED)
+    if config.get("no_sockets"):
+        layers.append(NO_SOCKETS)
     facts = PROBED.get(mode)
     if facts:
         layers.append("probed: the child " + ", ".join(
@@ -417,6 +435,9 @@ def layers_of(config):
 OTHERS_UNTOUCHED = ("seccomp: no chmod, chown, utime, extended attributes, file flags or "
                     "truncate by path; no signal, ptrace, memory access, priority or limit "
                     "for any process but its own")
+
+
+NO_SOCKETS = "seccomp: no new socket of any kind (TCP, UDP, Unix, raw)"
 
 
 def process_layers(config, cgroup):
@@ -522,6 +543,25 @@ for pid in apart(other):
     attempt("perf_event_open", who, lambda: closed(raw("perf_event_open", attr, pid, -1, -1, 0)))
     attempt("kcmp", who, lambda: raw("kcmp", os.getpid(), pid, 1, 0, 0))  # KCMP_VM
     attempt("pidfd_getfd", who, lambda: closed(raw("pidfd_getfd", os.pidfd_open(pid), 0, 0)))
+expect = secrets["plan"]
+if expect["no_sockets"]:  # every family, and io_uring, which would make one past the filter
+    for family, kind in ((socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET6, socket.SOCK_DGRAM),
+                         (socket.AF_UNIX, socket.SOCK_STREAM)):
+        attempt("socket", "of family %d" % family, lambda: socket.socket(family, kind).close())
+if expect["no_sockets"] or expect["others_untouched"]:
+    params = ctypes.create_string_buffer(120)
+    attempt("io_uring_setup", "", lambda: closed(raw("io_uring_setup", 1, params)))
+# The scratch's bound: a tmpfs no larger than it, or (at 0) no file written at all.
+made = ".mhakit-probe-scratch-%d" % os.getpid()
+try:
+    os.close(os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.unlink(made)
+    room = os.statvfs(".").f_blocks * os.statvfs(".").f_frsize
+    if not expect["scratch_bytes"] or room > expect["scratch_bytes"]:
+        seen.append("write %d bytes in its scratch, past its bound of %d" % (room, expect["scratch_bytes"]))
+except OSError:
+    pass
+tried.append("a file in its scratch")
 tried[:] = list(dict.fromkeys(tried))
 """
 
@@ -583,8 +623,12 @@ def probe_targets(packages=("numpy",)):
     files += [f for folder in hidden for f in _some_files(folder, roots)]
     folders = [str(p) for p in hidden] + [f"/proc/{os.getpid()}/cwd"]
     files = list(dict.fromkeys(map(str, files)))
+    # and the folders every uid may write to, which no scratch bound would cover
+    writable = [p for p in dict.fromkeys(["/tmp", "/var/tmp", "/dev/shm", tempfile.gettempdir()])
+                if os.path.isdir(p)]
     numbers = seccomp.ARCHES[os.uname().machine][1] if seccomp.WORKS else {}
-    return {"grader": os.getpid(), "read": files, "list": folders, "write": folders[:-1],
+    return {"grader": os.getpid(), "read": files, "list": folders,
+            "write": folders[:-1] + writable,
             "touch": _as_they_are(files), "numbers": numbers, "other": None}
 
 
@@ -704,6 +748,10 @@ def _probe(mode, limits):
     if mode == "landlock" and not landlock_abi():
         PROBLEMS.append("landlock: this kernel offers no Landlock")
         return False
+    if mode == "uid" and not landlock_abi():
+        PROBLEMS.append("uid: without Landlock nothing bounds what the child writes "
+                        "(/tmp and /dev/shm take files of every uid)")
+        return False
     # A process of the grader's that is not the grader, for the calls that would stop or
     # trace the one they reach: the probe tries those on it.
     other = subprocess.Popen(
@@ -719,13 +767,15 @@ def _probe(mode, limits):
 def _probe_with(mode, limits, targets):
     from .process import child_environment
 
-    targets = json.dumps(targets)
     for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:
             with pool_uid_for(mode) as uid:
                 config = child_plan(mode, limits, child_environment(), folder, pool_uid=uid)
-                command = launcher_command(config, PROBE, extra=[targets])
+                expect = {key: config.get(key) or 0 for key in
+                          ("no_sockets", "others_untouched", "scratch_bytes")}
+                command = launcher_command(config, PROBE,
+                                           extra=[json.dumps(dict(targets, plan=expect))])
                 done = subprocess.run(command, capture_output=True, text=True, timeout=60)
             answer = _last_json(done.stdout)
             if done.returncode == 0 and answer.get("sum") == 2.0:
@@ -802,6 +852,8 @@ def remove_tree(folder):
 
     if not os.path.lexists(folder):
         return True
+    if not scratch_space.unmount(folder):
+        return False
     shutil.rmtree(folder, onerror=again)
     if os.path.lexists(folder):
         LOG.warning("the grading child's folder %s is still there after its removal", folder)

@@ -372,3 +372,103 @@ CONFINEMENT_ATTACKS = [
     Attack("look-around-then-answer-honestly", edits={"answer_multi_head_attention": (
         LOOK_AROUND + reference_body("multi_head_attention"))}),
 ]
+
+
+FILL_PREFIX = "mhakit-attack-fill-"
+
+
+def everything(course, grader, bystander, tcp_port, udp_port, unix_path, bound):
+    """One search that tries every harm a submission could do where the child keeps the
+    grader's uid or a uid of the pool, each counted as a route if it gets through: change
+    or empty ``course`` files (chmod, chown, utime, an attribute, truncate by path or by an
+    open for reading), read them, stop the ``grader`` or a ``bystander`` of its uid, reach
+    the network or a Unix socket of the grader's (``tcp_port``, ``udp_port``,
+    ``unix_path``), write more than ``bound`` bytes however many files it takes, or write
+    anywhere every uid may. It also leaves what a cleanup finds hard (a read-only folder
+    with a file in it) and a process that ignores SIGTERM in a session of its own; a
+    signal to every process is signal 0, so that a hole stops nobody else's work."""
+    return f"""\
+import errno, signal, socket
+def _got(route, call, harmless=()):
+    try:
+        call()
+    except OSError as error:
+        if error.errno not in harmless:
+            return
+    except Exception:
+        return
+    ROUTE.append(route)
+def _open_trunc(path):
+    os.close(os.open(path, os.O_RDONLY | os.O_TRUNC))
+def _first_byte(path):
+    with open(path, 'rb') as handle:
+        handle.read(1)
+for _path in {[str(f) for f in course]!r}:
+    _got('chmod ' + _path, lambda: os.chmod(_path, 0o777))
+    _got('chown ' + _path, lambda: os.chown(_path, 65534, 65534))
+    _got('utime ' + _path, lambda: os.utime(_path, (0, 0)))
+    _got('setxattr ' + _path, lambda: os.setxattr(_path, 'user.mhakit-attack', b'1'))
+    _got('truncate ' + _path, lambda: os.truncate(_path, 0))
+    _got('O_TRUNC ' + _path, lambda: _open_trunc(_path))
+    _got('read ' + _path, lambda: _first_byte(_path))
+_got('stop the grader', lambda: os.kill({grader}, signal.SIGSTOP))
+_got('stop a bystander', lambda: os.kill({bystander}, signal.SIGSTOP))
+_got('pidfd stop a bystander', lambda: signal.pidfd_send_signal(
+    os.pidfd_open({bystander}), signal.SIGSTOP))
+_got('signal every process', lambda: os.kill(-1, 0))
+def _tcp():
+    with socket.create_connection(('127.0.0.1', {tcp_port}), timeout=1):
+        pass
+def _bind():
+    with socket.socket() as server:
+        server.bind(('127.0.0.1', 0))
+        server.listen()
+def _udp():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        sender.sendto(b'out', ('127.0.0.1', {udp_port}))
+def _unix():
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect({str(unix_path)!r})
+for _name, _call in (('connect TCP', _tcp), ('bind TCP', _bind), ('send UDP', _udp),
+                     ('connect to a Unix socket', _unix)):
+    _got(_name, _call)
+_written = 0
+_chunk = b'x' * (1 << 20)
+def _fill(folder, files):
+    global _written
+    for number in range(files):
+        try:
+            with open(os.path.join(folder, {FILL_PREFIX!r} + str(number)), 'wb') as handle:
+                for _ in range(4):
+                    handle.write(_chunk)
+                    handle.flush()
+                    _written += len(_chunk)
+        except OSError:
+            return
+        if _written > {bound} + (8 << 20):
+            ROUTE.append('wrote %d bytes' % _written)
+            return
+_fill('.', 40)
+for _folder in ('/tmp', '/var/tmp', '/dev/shm', os.environ.get('TMPDIR', '.'), os.path.expanduser('~')):
+    if os.path.realpath(_folder) != os.path.realpath('.'):
+        _before = _written
+        _fill(_folder, 1)
+        if _written > _before:
+            ROUTE.append('wrote in ' + _folder)
+try:
+    os.makedirs('held/inside')
+    with open('held/inside/file', 'wb') as handle:
+        handle.write(b'x' * 4096)
+    os.chmod('held/inside', 0o500)
+    os.chmod('held', 0o500)
+except OSError:
+    pass
+try:
+    if os.fork() == 0:
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(300)
+        os._exit(0)
+except OSError:
+    pass
+"""

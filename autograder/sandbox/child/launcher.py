@@ -126,6 +126,8 @@ def confine(config):
     refusals = list(seccomp.NEW_PROCESSES) if config.get("forbid_new_processes") else []
     if config.get("others_untouched"):  # its pid as it sees itself: 1 in a PID namespace
         refusals += seccomp.others_untouched(os.getpid())
+    if config.get("no_sockets"):
+        refusals += [refusal for refusal in seccomp.NO_SOCKETS if refusal not in refusals]
     if refusals:
         seccomp.install(refusals)
     die_with_parent()  # again: a change of uid clears it

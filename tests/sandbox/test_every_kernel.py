@@ -1,0 +1,192 @@
+"""Every kernel the kit claims, attacked through the grader's real entry point.
+
+One notebook tries every harm at once (tests/attacks/on_confinement.py: everything) and is
+graded by grade_notebook in a process of its own, in each mode: root's jail, the user
+namespace, a uid of the pool, and Landlock alone at each ABI from 1 to 7, with and without
+cgroups. A lower ABI is played as the tests play a machine without namespaces: the plan's
+ruleset is built with that ABI's rights only (child/landlock.py: handled), so the seccomp
+layer must cover what the ruleset lacks. Each run checks the grade, the course files'
+modes, owners, times, contents and attributes, what is left in the temporary folder (and
+mounted there), and that no process of the submission outlives its grading.
+"""
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox import Limits, confinement
+from tests.attacks.on_confinement import FILL_PREFIX
+
+REPO = Path(__file__).resolve().parents[2]
+BOUND = Limits().scratch_bytes
+KEPT = ("mhakit-site-", "mhakit-uids")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the modes played are Linux's")
+
+# In a process of its own: a subreaper, so that whatever the submission leaves running is
+# reparented here and can be counted once grading and its warm parents have ended.
+GRADE = """\
+import ctypes, json, os, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+from tests.attacks.corpus import Attack
+from tests.attacks.on_confinement import cheat, everything
+from autograder.sandbox import confinement, process
+args = json.loads(sys.argv[1])
+if args["abi"]:
+    real = confinement.landlock_abi
+    confinement.landlock_abi = lambda: min(args["abi"], real())
+if not args["mount"]:  # a grader that may not mount: an ordinary user, a container
+    confinement.scratch_space.mount_tmpfs = lambda *_: False
+from autograder.grader.grading import grade_notebook
+attack = Attack("x", edits={"answer_dot_product": cheat("dot_product", everything(
+    args["course"], os.getpid(), args["bystander"], args["tcp"], args["udp"], args["unix"],
+    args["bound"]))})
+path = args["notebook"]
+with open(path, "wb") as handle:
+    handle.write(attack.make())
+extra = grade_notebook(path, seed=7)["extra_data"]
+process.close_spare()
+for zygote in process.Zygote._shared.values():
+    zygote.socket.close()
+    zygote.process.wait(timeout=30)
+left = []
+for name in os.listdir("/proc"):
+    try:
+        with open(f"/proc/{name}/stat") as handle:
+            if int(handle.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                left.append(int(name))
+    except (OSError, ValueError, IndexError):
+        pass
+print(json.dumps({"extra": extra, "left": left}))
+"""
+
+
+def facts_of(path):
+    info = os.stat(path)
+    return (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, info.st_mtime_ns,
+            path.read_bytes(), sorted(os.listxattr(path)))
+
+
+@pytest.fixture
+def course(tmp_path):
+    """A course of root's (as the grader's own): the reference, the gradebook, the
+    source notebook and another student's submission."""
+    folder = tmp_path / "course"
+    files = [folder / "solutions" / "mha.py", folder / "gradebook.db",
+             folder / "source" / "mha" / "mha.ipynb", folder / "submitted" / "bo" / "mha.ipynb"]
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"### BEGIN SOLUTION the course's own\n")
+        path.chmod(0o600)
+    return folder, files
+
+
+@pytest.fixture
+def listeners(tmp_path):
+    """What a submission must not reach: a TCP and a UDP socket on loopback, a Unix
+    socket anyone may connect to, and a bystander process of the grader's uid."""
+    tcp = socket.create_server(("127.0.0.1", 0))
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX)
+    unix_path = tmp_path / "bus"
+    unix.bind(str(unix_path))
+    unix_path.chmod(0o777)
+    unix.listen()
+    for each in (tcp, udp, unix):
+        each.setblocking(False)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    yield {"tcp": tcp, "udp": udp, "unix": unix, "unix_path": unix_path, "bystander": bystander}
+    bystander.kill()
+    bystander.wait()
+    for each in (tcp, udp, unix):
+        each.close()
+
+
+def nothing_reached(listeners):
+    for name in ("tcp", "unix"):
+        with pytest.raises(BlockingIOError):
+            listeners[name].accept()
+    with pytest.raises(BlockingIOError):
+        listeners["udp"].recv(16)
+    with open(f"/proc/{listeners['bystander'].pid}/stat") as handle:
+        state = handle.read().rsplit(")", 1)[1].split()[0]
+    assert state != "T", "the bystander was stopped"
+
+
+def graded(tmp_path, course, listeners, mode, abi=0, cgroup=True, mount=True):
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    temporary.chmod(0o1777)  # as /tmp is: a uid of the pool makes its folders here too
+    env = dict(os.environ, MHAKIT_SANDBOX=mode, MHAKIT_HIDE=str(course[0]),
+               MHAKIT_CALL_SECONDS="20", TMPDIR=str(temporary),
+               MHAKIT_CGROUP="1" if cgroup else "0")
+    args = {"abi": abi, "mount": mount, "course": [str(p) for p in course[1]],
+            "bystander": listeners["bystander"].pid, "tcp": listeners["tcp"].getsockname()[1],
+            "udp": listeners["udp"].getsockname()[1], "unix": str(listeners["unix_path"]),
+            "bound": BOUND, "notebook": str(tmp_path / "mha.ipynb")}
+    grader = subprocess.Popen([sys.executable, "-c", GRADE, json.dumps(args)], cwd=REPO,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    try:
+        out, err = grader.communicate(timeout=300)
+    except subprocess.TimeoutExpired:  # stopped by the submission: never leave it stopped
+        os.killpg(grader.pid, signal.SIGCONT)
+        os.killpg(grader.pid, signal.SIGKILL)
+        grader.communicate()
+        pytest.fail("the grader did not finish: the submission stopped it")
+    assert grader.returncode == 0, err[-3000:]
+    answer = json.loads(out.strip().splitlines()[-1])
+    return answer, temporary
+
+
+def assert_denied(answer, temporary, course, listeners, mode, before):
+    from tests.grader.test_attacks import FULL
+
+    extra = answer["extra"]
+    assert extra["confinement"] == mode, extra
+    assert extra["parts"] == dict(FULL, dot_product=0.0), (extra["parts"], extra["isolation"])
+    assert {path: facts_of(path) for path in course[1]} == before
+    nothing_reached(listeners)
+    # The shared site of what students may import and the uid pool's locks stay, by design.
+    left = [p.name for p in temporary.iterdir() if not p.name.startswith(KEPT)]
+    assert not left, left
+    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+        assert not list(Path(folder).glob(FILL_PREFIX + "*")), folder
+    with open("/proc/self/mountinfo") as handle:
+        assert str(temporary) not in handle.read()
+    assert answer["left"] == [], "a process of the submission outlived its grading"
+    assert any(layer.startswith("scratch: at most ") for layer in extra["isolation"])
+
+
+# Landlock alone at each ABI, then the modes that have more than Landlock, with and
+# without a cgroup for those that take one (the pool's uid). The uid mode needs a Python
+# that its uid can read: see test_confinement_modes.py, which plays it under a venv of /opt.
+PLAYED = ([("landlock", abi, True) for abi in range(1, 8)]
+          + [("landlock", 2, True, False), ("jail", 0, True), ("jail", 0, False),
+             ("userns", 0, True)])
+
+
+@pytest.mark.parametrize("played", PLAYED, ids=lambda p: "-".join(map(str, p)))
+def test_every_attack_is_denied_in_each_mode_and_at_each_abi(tmp_path, course, listeners,
+                                                             played):
+    mode, abi, cgroup, *mount = played
+    if abi and abi > confinement.landlock_abi():
+        pytest.fail(f"this kernel offers Landlock ABI {confinement.landlock_abi()}, "
+                    f"below the {abi} played")
+    before = {path: facts_of(path) for path in course[1]}
+    answer, temporary = graded(tmp_path, course, listeners, mode, abi, cgroup,
+                               mount=mount[0] if mount else True)
+    assert_denied(answer, temporary, course, listeners, mode, before)
+    layers = answer["extra"]["isolation"]
+    if abi:
+        assert any(layer.startswith(f"Landlock (ABI {abi})") for layer in layers), layers
+        assert confinement.NO_SOCKETS in layers and confinement.OTHERS_UNTOUCHED in layers
+    said = "scratch: at most 0 MB" if mount == [False] else f"scratch: at most {BOUND >> 20} MB"
+    assert any(layer.startswith(said) for layer in layers), layers
