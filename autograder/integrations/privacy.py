@@ -43,8 +43,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 READ, SEARCH = 4, 1
-# The course's parts that hold answers, students' work or grades; the submissions'
-# folders are walked to the depth of <student>/<assignment>/<file>.
+# The course's parts that hold answers, students' work or grades (gradebook.db where
+# gradebook.database_url puts it); the submissions' folders are walked to the depth of
+# <student>/<assignment>/<file>.
 COURSE_PARTS = {"source": 3, "gradebook.db": 0, "submitted": 3, "autograded": 3,
                 "feedback": 3, "mhakit-results": 2}
 NOT_A_LOGIN = {"", "nologin", "false", "true", "sync", "shutdown", "halt"}
@@ -74,7 +75,8 @@ def course_exposure(course, *, allow_shared=False):
     humans = other_humans()
     line = exposure_line(course, found, judge)
     if humans:
-        line += f" (other people have accounts here: {', '.join(humans[:SHOWN])})"
+        more = f" and {len(humans) - SHOWN} more" if len(humans) > SHOWN else ""
+        line += f" (other people have accounts here: {', '.join(humans[:SHOWN])}{more})"
     return Exposure(line=line, refuses=bool(humans) and not allow_shared)
 
 

@@ -184,6 +184,9 @@ def test_with_other_people_on_the_machine_an_exposure_refuses_and_names_them(cou
     found = privacy.course_exposure(course)
     assert found.refuses and found.line.endswith("(other people have accounts here: bob, carol)")
     assert "\n" not in found.line
+    others_present(monkeypatch, "ann", "bob", "carol", "dan", "eve")
+    assert privacy.course_exposure(course).line.endswith(
+        "(other people have accounts here: ann, bob, carol and 2 more)")
 
 
 def test_allow_shared_turns_the_refusal_into_a_warning(course, monkeypatch):
