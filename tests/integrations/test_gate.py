@@ -138,9 +138,15 @@ class Server:
 
 @pytest.mark.slow
 def test_formgraders_autograde_button_passes_the_same_gate(graded_copy, tmp_path):
+    alice = graded_copy / "submitted" / "alice_correct"
+    shutil.copytree(alice / "mha", alice / "mha_fr")  # an assignment the gradebook lacks
     before = state(graded_copy)
     with Server(graded_copy, tmp_path / "refusing", environment(**PLAIN)) as server:
+        unknown = server.press_autograde("mha_fr", "alice_correct")
         reply = server.press_autograde("mha", "alice_correct")
+    assert unknown["success"] is False, unknown
+    assert "mha-kit: the gradebook has no assignment mha_fr: run `mhakit build`" in (
+        unknown.get("log", "")), unknown
     assert reply["success"] is False, reply
     said = reply.get("log", "") + reply.get("error", "")
     assert "mha-kit: no layer here can hide the course" in said, said
