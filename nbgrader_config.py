@@ -46,10 +46,12 @@ c.Autograde.sanitize_preprocessors = [
 # the command line and behind formgrader's Autograde button: it refuses, in one line and
 # with every earlier grade left as it was, to autograde an assignment that the gradebook
 # lacks (run `mhakit build` first), or where nothing can hide the course from student
-# code (README: "Where you grade"). allow_unconfined = True grades there anyway, and flags
-# every grade for review.
+# code (README: "Where you grade"), or where other people's accounts can read the course
+# or the kit's answers (README: "Keep the course private"). allow_unconfined = True and
+# allow_shared = True grade there anyway; the first flags every grade for review.
 c.Autograde.exporter_class = "autograder.integrations.nbgrader_plugin.BoundedNotebookReader"
 c.BoundedNotebookReader.allow_unconfined = False
+c.BoundedNotebookReader.allow_shared = False
 c.Autograde.autograde_preprocessors = [
     "autograder.integrations.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",
@@ -60,6 +62,11 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# `nbgrader collect` and formgrader's Collect button: the kit's, which follows no link, on a
+# shared exchange refuses a folder not owned by the student it names, takes the latest
+# submission the exchange saw, and records what it refused (autograder/integrations/collect.py).
+c.ExchangeFactory.collect = "autograder.integrations.collect.CheckedCollect"
 
 # Feedback shows each check's outcome, never the hidden test regions of the test cells.
 c.GenerateFeedback.preprocessors = [
