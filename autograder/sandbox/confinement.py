@@ -17,7 +17,10 @@ Landlock (see child/landlock.py) is added to every mode where the kernel has it,
 it holds on its own when another layer cannot be built. Where the child keeps the grader's
 uid (userns, landlock), a seccomp filter (child/seccomp.py) refuses what Landlock leaves to
 that uid: chmod, chown, utime, extended attributes, truncate by path, and signals, ptrace
-and the like to any process but the child itself. A mode counts only if a probe child,
+and the like to any process but the child itself. Where it has no network namespace (uid,
+landlock) it makes no socket. Its scratch is bounded in every mode (scratch.py): a tmpfs of
+``Limits.scratch_bytes``, or read-only where the grader may not mount one; without
+Landlock the uid mode could write to /tmp, and is refused. A mode counts only if a probe child,
 confined as a submission would be, fails to read the reference, the hidden checks and the
 grader's files, to list or write the grader's working folder, and each of those calls on
 the course's files and the grader's process (``PROBE_CALLS``). When no mode
@@ -772,8 +775,11 @@ def _probe_with(mode, limits, targets):
         try:
             with pool_uid_for(mode) as uid:
                 config = child_plan(mode, limits, child_environment(), folder, pool_uid=uid)
-                expect = {key: config.get(key) or 0 for key in
-                          ("no_sockets", "others_untouched", "scratch_bytes")}
+                # What the mode must deny, whatever the plan built: a plan that lost a
+                # layer is refused, not trusted.
+                expect = {"no_sockets": not MODES[mode]["namespaces"],
+                          "others_untouched": not MODES[mode]["uid"],
+                          "scratch_bytes": config.get("scratch_bytes") or 0}
                 command = launcher_command(config, PROBE,
                                            extra=[json.dumps(dict(targets, plan=expect))])
                 done = subprocess.run(command, capture_output=True, text=True, timeout=60)

@@ -385,8 +385,10 @@ def everything(course, grader, bystander, tcp_port, udp_port, unix_path, bound):
     the network or a Unix socket of the grader's (``tcp_port``, ``udp_port``,
     ``unix_path``), write more than ``bound`` bytes however many files it takes, or write
     anywhere every uid may. It also leaves what a cleanup finds hard (a read-only folder
-    with a file in it) and a process that ignores SIGTERM in a session of its own; a
-    signal to every process is signal 0, so that a hole stops nobody else's work."""
+    with a file in it) and a process that ignores SIGTERM in a session of its own. The
+    signal to every process is SIGWINCH, which every process but the bystander ignores: a
+    hole stops nobody else's work, and the bystander, not the call's result (0 even where
+    each process refused), says whether it arrived."""
     return f"""\
 import errno, signal, socket
 def _got(route, call, harmless=()):
@@ -415,7 +417,11 @@ _got('stop the grader', lambda: os.kill({grader}, signal.SIGSTOP))
 _got('stop a bystander', lambda: os.kill({bystander}, signal.SIGSTOP))
 _got('pidfd stop a bystander', lambda: signal.pidfd_send_signal(
     os.pidfd_open({bystander}), signal.SIGSTOP))
-_got('signal every process', lambda: os.kill(-1, 0))
+# kill(-1) says it succeeded where every process refused it: the bystander tells instead.
+try:
+    os.kill(-1, signal.SIGWINCH)
+except OSError:
+    pass
 def _tcp():
     with socket.create_connection(('127.0.0.1', {tcp_port}), timeout=1):
         pass

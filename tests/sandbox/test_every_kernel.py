@@ -12,17 +12,21 @@ mounted there), and that no process of the submission outlives its grading.
 
 import json
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from autograder.sandbox import Limits, confinement
 from tests.attacks.on_confinement import FILL_PREFIX
+from tests.sandbox.test_confinement_modes import instructor  # noqa: F401 - a fixture
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND = Limits().scratch_bytes
@@ -55,6 +59,12 @@ process.close_spare()
 for zygote in process.Zygote._shared.values():
     zygote.socket.close()
     zygote.process.wait(timeout=30)
+while True:  # orphans reparented here and killed since: reaped, so that only the living count
+    try:
+        if os.waitpid(-1, os.WNOHANG) == (0, 0):
+            break
+    except ChildProcessError:
+        break
 left = []
 for name in os.listdir("/proc"):
     try:
@@ -101,12 +111,25 @@ def listeners(tmp_path):
     unix.listen()
     for each in (tcp, udp, unix):
         each.setblocking(False)
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    yield {"tcp": tcp, "udp": udp, "unix": unix, "unix_path": unix_path, "bystander": bystander}
+    heard = tmp_path / "bystander-heard-a-signal"
+    bystander = subprocess.Popen([sys.executable, "-c", BYSTANDER, str(heard)])
+    while not (tmp_path / "bystander-ready").exists():  # its handler is in place
+        time.sleep(0.01)
+    yield {"tcp": tcp, "udp": udp, "unix": unix, "unix_path": unix_path, "bystander": bystander,
+           "heard": heard}
     bystander.kill()
     bystander.wait()
     for each in (tcp, udp, unix):
         each.close()
+
+
+BYSTANDER = """\
+import os, signal, sys, time
+signal.signal(signal.SIGWINCH, lambda *_: open(sys.argv[1], "w").close())
+open(os.path.join(os.path.dirname(sys.argv[1]), "bystander-ready"), "w").close()
+while True:
+    time.sleep(600)
+"""
 
 
 def nothing_reached(listeners):
@@ -118,12 +141,16 @@ def nothing_reached(listeners):
     with open(f"/proc/{listeners['bystander'].pid}/stat") as handle:
         state = handle.read().rsplit(")", 1)[1].split()[0]
     assert state != "T", "the bystander was stopped"
+    assert not listeners["heard"].exists(), "a signal to every process reached the bystander"
 
 
-def graded(tmp_path, course, listeners, mode, abi=0, cgroup=True, mount=True):
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
-    temporary.chmod(0o1777)  # as /tmp is: a uid of the pool makes its folders here too
+def graded(request, tmp_path, course, listeners, mode, abi=0, cgroup=True, mount=True,
+           python=sys.executable, cwd=REPO):
+    # In the shared temporary folder, not pytest's (private to root): a uid of the pool
+    # must reach the folders the grader makes for it; 1777, as /tmp is.
+    temporary = Path(tempfile.mkdtemp(prefix="mhakit-test-tmp-"))
+    temporary.chmod(0o1777)
+    request.addfinalizer(lambda: shutil.rmtree(temporary, ignore_errors=True))
     env = dict(os.environ, MHAKIT_SANDBOX=mode, MHAKIT_HIDE=str(course[0]),
                MHAKIT_CALL_SECONDS="20", TMPDIR=str(temporary),
                MHAKIT_CGROUP="1" if cgroup else "0")
@@ -131,7 +158,7 @@ def graded(tmp_path, course, listeners, mode, abi=0, cgroup=True, mount=True):
             "bystander": listeners["bystander"].pid, "tcp": listeners["tcp"].getsockname()[1],
             "udp": listeners["udp"].getsockname()[1], "unix": str(listeners["unix_path"]),
             "bound": BOUND, "notebook": str(tmp_path / "mha.ipynb")}
-    grader = subprocess.Popen([sys.executable, "-c", GRADE, json.dumps(args)], cwd=REPO,
+    grader = subprocess.Popen([python, "-c", GRADE, json.dumps(args)], cwd=cwd,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)
     try:
@@ -174,14 +201,14 @@ PLAYED = ([("landlock", abi, True) for abi in range(1, 8)]
 
 
 @pytest.mark.parametrize("played", PLAYED, ids=lambda p: "-".join(map(str, p)))
-def test_every_attack_is_denied_in_each_mode_and_at_each_abi(tmp_path, course, listeners,
-                                                             played):
+def test_every_attack_is_denied_in_each_mode_and_at_each_abi(request, tmp_path, course,
+                                                             listeners, played):
     mode, abi, cgroup, *mount = played
     if abi and abi > confinement.landlock_abi():
         pytest.fail(f"this kernel offers Landlock ABI {confinement.landlock_abi()}, "
                     f"below the {abi} played")
     before = {path: facts_of(path) for path in course[1]}
-    answer, temporary = graded(tmp_path, course, listeners, mode, abi, cgroup,
+    answer, temporary = graded(request, tmp_path, course, listeners, mode, abi, cgroup,
                                mount=mount[0] if mount else True)
     assert_denied(answer, temporary, course, listeners, mode, before)
     layers = answer["extra"]["isolation"]
@@ -190,3 +217,75 @@ def test_every_attack_is_denied_in_each_mode_and_at_each_abi(tmp_path, course, l
         assert confinement.NO_SOCKETS in layers and confinement.OTHERS_UNTOUCHED in layers
     said = "scratch: at most 0 MB" if mount == [False] else f"scratch: at most {BOUND >> 20} MB"
     assert any(layer.startswith(said) for layer in layers), layers
+
+
+# The same search with no confinement at all: each harm it counts gets through, so a run
+# above that counts none was denied, not missed. The grader it may stop is a stand-in.
+UNCONFINED = """\
+import ctypes, json, os, signal, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: its sleeper comes back here
+import numpy as np
+from tests.attacks.on_confinement import HELPERS, everything
+args = json.loads(sys.argv[1])
+os.chdir(args["scratch"])
+space = {"np": np}
+exec(HELPERS + everything(args["course"], args["bystander"], args["bystander"], args["tcp"],
+                          args["udp"], args["unix"], args["bound"]), space)
+for name in os.listdir("/proc"):  # the sleeper it forked, by its parent: this process
+    try:
+        with open(f"/proc/{name}/stat") as handle:
+            if int(handle.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                os.kill(int(name), signal.SIGKILL)
+    except (OSError, ValueError, IndexError):
+        pass
+print(json.dumps(space["ROUTE"]))
+"""
+
+
+def test_unconfined_the_same_attacks_get_through(tmp_path, course, listeners):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    args = {"course": [str(p) for p in course[1]], "bystander": listeners["bystander"].pid,
+            "tcp": listeners["tcp"].getsockname()[1], "udp": listeners["udp"].getsockname()[1],
+            "unix": str(listeners["unix_path"]), "bound": BOUND, "scratch": str(scratch)}
+    env = dict(os.environ, TMPDIR=str(scratch), HOME=str(tmp_path))
+    try:
+        done = subprocess.run([sys.executable, "-c", UNCONFINED, json.dumps(args)], cwd=REPO,
+                              env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        os.kill(listeners["bystander"].pid, signal.SIGCONT)
+        shutil.rmtree(scratch)  # 72 MB that pytest would otherwise keep
+        for folder in ("/tmp", "/var/tmp", "/dev/shm"):
+            for path in Path(folder).glob(FILL_PREFIX + "*"):
+                path.unlink()
+    assert done.returncode == 0, done.stderr
+    routes = json.loads(done.stdout.strip().splitlines()[-1])
+    name = str(course[1][0])
+    for route in ("chmod", "chown", "utime", "truncate", "O_TRUNC", "read"):
+        assert f"{route} {name}" in routes, routes
+    assert listeners["heard"].exists()  # the signal to every process
+    for route in ("stop a bystander", "connect TCP", "bind TCP",
+                  "send UDP", "connect to a Unix socket", "wrote in /tmp"):
+        assert route in routes, routes
+    assert any(route.startswith("wrote ") and "bytes" in route for route in routes), routes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
+def test_every_attack_is_denied_in_the_uid_mode(request, tmp_path, course, listeners,
+                                                 instructor, cgroup):
+    """The uid mode runs the child as a uid of the pool, which must read the grader's
+    Python: the venv of /opt that test_confinement_modes.py builds, and its course."""
+    before = {path: facts_of(path) for path in course[1]}
+    answer, temporary = graded(request, tmp_path, course, listeners, "uid", cgroup=cgroup,
+                               python=instructor["python"], cwd=instructor["course"])
+    assert_denied(answer, temporary, course, listeners, "uid", before)
+    assert f"scratch: at most {BOUND >> 20} MB (a size-limited tmpfs)" in answer["extra"]["isolation"]
+
+
+def test_a_kernel_without_landlock_leaves_the_uid_mode_unbounded_and_it_is_refused(monkeypatch):
+    monkeypatch.setattr(confinement, "landlock_abi", lambda: 0)
+    monkeypatch.setattr(confinement, "PROBLEMS", [])
+    assert not confinement._probe("uid", Limits())
+    (line,) = confinement.PROBLEMS
+    assert line.startswith("uid: without Landlock nothing bounds what the child writes"), line
