@@ -29,7 +29,9 @@ def _problem_before_grading(paths, args):
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         return f"no such file or folder: {', '.join(missing)}"
-    refused = refusal_before_grading(allow_unconfined=args.allow_unconfined)
+    refused = refusal_before_grading(allow_unconfined=args.allow_unconfined,
+                                     allow_shared=args.allow_shared, course=args.gradebook,
+                                     warn=_warn)
     if refused:
         return refused
     if len(paths) == 1 and paths[0].is_file():
@@ -45,6 +47,10 @@ def _problem_before_grading(paths, args):
         except ValueError as error:
             return str(error)
     return unwritable_folder(args.out)
+
+
+def _warn(message, *values):
+    print(message % values, file=sys.stderr)
 
 
 def _grade_one(path, args):
@@ -196,6 +202,9 @@ def parser():
     grade.add_argument("--allow-unconfined", action="store_true",
                        help="grade even where nothing can hide the course from student code "
                             "(every result is then flagged)")
+    grade.add_argument("--allow-shared", action="store_true",
+                       help="grade even where other people's accounts can read the course "
+                            "or the kit's answers")
     grade.add_argument("--gradebook", metavar="COURSE",
                        help="also write the grades into this nbgrader course's gradebook "
                             "and autograded/ folder, as nbgrader autograde does")

@@ -7,19 +7,41 @@ folder is removed and no grade is written, so the grades of an earlier run stay 
 were. Each check gives one line that names the cause and the fix.
 """
 
+import logging
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 BUILD_FIRST = "run `mhakit build` in the course folder first (it registers the assignments)"
 
 
-def refusal_before_grading(*, allow_unconfined=False, db_url=None, assignment=None):
+def refusal_before_grading(*, allow_unconfined=False, allow_shared=False, course=None,
+                           db_url=None, assignment=None, warn=log.warning):
     """Why no submission may be graded, in one line, or None when grading may start.
 
-    ``db_url`` and ``assignment``: the gradebook that the grades go to and the assignment
-    it must hold (nbgrader's doors); None where no gradebook is written."""
+    ``course``: the course folder the run writes into, whose privacy is checked with the
+    kit's answers (None: the answers alone). ``db_url`` and ``assignment``: the gradebook
+    that the grades go to and the assignment it must hold (nbgrader's doors). An exposure
+    that does not refuse (nobody else has an account here, or ``allow_shared``) is said
+    through ``warn``."""
     from ..sandbox.confinement import refusal
 
-    return missing_from_gradebook(db_url, assignment) or refusal(allow_unconfined)
+    return (missing_from_gradebook(db_url, assignment) or refusal(allow_unconfined)
+            or privacy_refusal(course, allow_shared, warn))
+
+
+def privacy_refusal(course, allow_shared, warn):
+    """The privacy check's line when it refuses; its warning said through ``warn``."""
+    from .privacy import course_exposure
+
+    exposure = course_exposure(course, allow_shared=allow_shared)
+    if exposure is None:
+        return None
+    if exposure.refuses:
+        return (f"{exposure.line}; refusing to grade (`--allow-shared`, or nbgrader's "
+                "c.BoundedNotebookReader.allow_shared = True, grades anyway)")
+    warn("mha-kit: WARNING: %s", exposure.line)
+    return None
 
 
 def missing_from_gradebook(db_url, assignment):

@@ -56,6 +56,9 @@ class BoundedNotebookReader(NotebookExporter):
     allow_unconfined = Bool(False, help=(
         "Grade even where nothing can hide the course from student code; every grade is "
         "then flagged for review")).tag(config=True)
+    allow_shared = Bool(False, help=(
+        "Grade even where other people's accounts can read the course or the kit's "
+        "answers (the refusal names them and the chmod that fixes it)")).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -65,8 +68,10 @@ class BoundedNotebookReader(NotebookExporter):
 
     def _refuse_or_pass(self, coursedir):
         refused = refusal_before_grading(allow_unconfined=self.allow_unconfined,
-                                         db_url=coursedir.db_url,
-                                         assignment=coursedir.assignment_id)
+                                         allow_shared=self.allow_shared,
+                                         course=coursedir.root, db_url=coursedir.db_url,
+                                         assignment=coursedir.assignment_id,
+                                         warn=self.log.warning)
         if refused:
             # nbgrader's command line exits 1 on this error without printing it, and
             # formgrader shows it as the Autograde button's error: said once, here.

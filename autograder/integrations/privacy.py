@@ -62,8 +62,9 @@ class Exposure:
 
 def course_exposure(course, *, allow_shared=False):
     """None when no other account can read the course's private parts or the kit's
-    answers; else what they can read, refusing where other people have accounts here."""
-    course = Path(course).resolve()
+    answers; else what they can read, refusing where other people have accounts here.
+    ``course`` None: the kit's answers alone (a grading run that writes no course)."""
+    course = Path(course).resolve() if course is not None else None
     judge = Judge()
     found = {}
     for target, depth in targets(course):
@@ -83,8 +84,8 @@ def course_exposure(course, *, allow_shared=False):
 def targets(course):
     """(path, how deep to walk it): the course itself (its own mode), its private parts,
     and the kit's answer folders, whole."""
-    found = [(course, 0)] + [((course / name).resolve(), depth)
-                             for name, depth in COURSE_PARTS.items()]
+    found = [] if course is None else [(course, 0)] + [
+        ((course / name).resolve(), depth) for name, depth in COURSE_PARTS.items()]
     return found + [(folder, 8) for folder in answer_roots()]
 
 
@@ -101,8 +102,8 @@ def exposure_line(course, found, judge):
     exposed = list(found.values())
     shown = [f"{path} ({stat.filemode(judge.info(path).st_mode)})" for path in exposed[:SHOWN]]
     more = f" and {len(exposed) - SHOWN} more" if len(exposed) > SHOWN else ""
-    roots = list(dict.fromkeys(course if target.is_relative_to(course) else target
-                               for target in found))
+    roots = list(dict.fromkeys(course if course and target.is_relative_to(course)
+                               else target for target in found))
     mine = [root for root in roots if judge.info(root).st_uid == os.geteuid()]
     fix = f"run `chmod -R go-rwx {' '.join(shlex.quote(str(root)) for root in mine)}`"
     if len(mine) < len(roots):

@@ -7,10 +7,12 @@ without allow_unconfined)."""
 
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -182,3 +184,80 @@ def test_without_the_kits_reader_nothing_is_graded(graded_copy):
     output = done.stdout + done.stderr
     assert done.returncode != 0 and "the kit's gate did not run" in output, output
     assert state(graded_copy)[1] == scores
+
+
+# ------------------------------------------------ the course's privacy
+
+PERSON = "mhakit-gate-person"
+
+
+@pytest.fixture
+def person():
+    """Another person's account on this machine, for the length of one test."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI"):
+            pytest.fail("CI runs as root, which this test needs (useradd)")
+        pytest.skip("played by root (useradd)")
+    subprocess.run(["userdel", PERSON], capture_output=True)
+    done = subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/bash", PERSON],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    try:
+        yield PERSON
+    finally:
+        subprocess.run(["userdel", PERSON], capture_output=True)
+
+
+@pytest.fixture
+def open_course(graded):
+    """The graded course where every account can read it, as `git clone` and the usual
+    umask leave a course (pytest's own folders are root's only)."""
+    top = Path(tempfile.mkdtemp(prefix="mhakit-gate-"))
+    top.chmod(0o755)
+    root = top / "course"
+    shutil.copytree(graded, root, symlinks=True)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    yield root
+    shutil.rmtree(top)
+
+
+@pytest.mark.slow
+def test_a_course_others_can_read_is_refused_until_the_named_chmod_is_run(open_course,
+                                                                         person):
+    before = state(open_course)
+    command = [sys.executable, "-m", "nbgrader", "autograde", "mha", "--force"]
+    done = subprocess.run(command, cwd=open_course, env=environment(), capture_output=True,
+                          text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    [line] = [line for line in output.splitlines() if "other accounts can read" in line]
+    assert "refusing to grade" in line and person in line and "gradebook.db" in line, line
+    assert state(open_course) == before
+    fix = re.search(r"run `(chmod -R go-rwx [^`]+)`", line).group(1)
+    subprocess.run(fix, shell=True, check=True)
+    done = subprocess.run(command, cwd=open_course, env=environment(), capture_output=True,
+                          text=True, timeout=600)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0 and "other accounts can read" not in output, output
+    assert "mha-kit graded alice_correct" in output
+
+
+@pytest.mark.slow
+def test_allow_shared_grades_an_open_course_and_says_what_others_can_read(open_course,
+                                                                        person, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+                           str(open_course / "submitted"), "--gradebook", str(open_course),
+                           "--out", str(tmp_path / "out"), "--quiet", "--fresh", "--seed",
+                           "3"], env=environment(), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 2 and "refusing to grade" in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+                           str(open_course / "submitted"), "--gradebook", str(open_course),
+                           "--out", str(tmp_path / "out"), "--quiet", "--fresh", "--seed",
+                           "3", "--allow-shared"], env=environment(), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if "other accounts can read" in line]
+    assert warning.startswith("mha-kit: WARNING:") and "refusing" not in warning
+    assert state(open_course)[1] == {"alice_correct": 100, "carol_unimplemented": 0}
