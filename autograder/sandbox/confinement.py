@@ -713,7 +713,8 @@ def unconfined_message(accepted=False):
         return (f"grading unconfined, student code can read the course ({why}); "
                 "every result is flagged for review")
     return (f"no layer here can hide the course from student code ({why}); refusing to "
-            "grade. Rerun with --allow-unconfined (nbgrader: allow_unconfined=True in "
+            "grade. Rerun with --allow-unconfined (nbgrader: c.BoundedNotebookReader."
+            "allow_unconfined = True in "
             "nbgrader_config.py) to accept the risk; every result is then flagged for review")
 
 
