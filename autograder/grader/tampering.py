@@ -186,26 +186,25 @@ def find_tampering(notebook, exercise):
 
 
 @lru_cache(maxsize=4)
-def _source_solutions(exercise):
-    """The normalised solution cells of the exercise's source notebooks, every language,
-    built here from the exercise's reference and lesson: what the check compares with
-    comes from the grader's side, never from a submission."""
-    from ..authoring.build import build_notebook  # the build imports this module
+def _model_answers(exercise):
+    """The written answers' model texts, every language, normalised, from the exercise's
+    lesson: the solution cells of the source that carry no markers. (Its code and quiz
+    solution cells all do, so the markers find a whole copy of any of them.) What the
+    check compares with comes from the grader's side, never from a submission; it is read
+    without building the source, which would cost every grading process nbformat's import."""
+    from ..authoring.lesson import Written
 
-    sources = set()
-    for language in set(exercise.assignments.values()):
-        for cell in build_notebook(exercise, language).cells:
-            if nbgrader_meta(cell).get("solution") and normal_source(cell.source):
-                sources.add(normal_source(cell.source))
-    return frozenset(sources)
+    return frozenset(normal_source(text) for item in exercise.content("lesson").LESSON
+                     if isinstance(item, Written) for text in item.model.values()
+                     if normal_source(text))
 
 
 def _solution_copies(cells, exercise):
     """The cells (by grade id, else by place) that hold a solution marker line or are,
-    blank lines and trailing spaces aside, a whole solution cell of the source. An answer
-    of the student's own, even a correct one, has neither: it starts from the release's
-    stub, and the source's cells carry the markers or the model answer's own words."""
-    solutions, copied = _source_solutions(exercise), []
+    blank lines and trailing spaces aside, a model answer of the source. An answer of the
+    student's own, even a correct one, has neither: it starts from the release's stub, and
+    the source's cells carry the markers or the model answer's own words."""
+    solutions, copied = _model_answers(exercise), []
     for place, cell in enumerate(cells, 1):
         text = source_text(cell.get("source", ""))
         marked = any(line.strip() in SOLUTION_MARKERS for line in text.splitlines())
