@@ -23,7 +23,7 @@ from ..selfcheck.wording import decide, pick
 from .planning import batch_groups, plan, run_planned
 from .imports import import_notes, slow_imports
 from .style import style_notes
-from .tampering import find_tampering
+from .tampering import collect_findings, find_tampering
 
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 KIT = Path(__file__).resolve().parents[1]
@@ -206,7 +206,7 @@ def read_and_grade(path, seed=None, limits=None, language=None):
     try:
         notebook = read_notebook(path)  # bounded: size, depth, containers (notebook_file)
         cells = graded_cells_of(notebook, exercise.kit_sources)
-        tampering = find_tampering(notebook, exercise)
+        tampering = find_tampering(notebook, exercise) + collect_findings(Path(path).parent)
         language = decide(language, notebook)
     # A reason why a file is unreadable may quote the file: it is cleaned like a result
     # of grade_cells, valid UTF-8 and bounded.

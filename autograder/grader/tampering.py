@@ -14,12 +14,15 @@ answer cells, demos and the like, the outputs the self-check prints in a test ce
 the notebook's kernelspec.
 """
 
+import json
+import os
 import re
 from collections import Counter
 from functools import lru_cache
 
 from ..selfcheck.cells import (FLAGS, has_nbgrader_entry, nbgrader_meta, normal_source,
                                source_text, valid_meta)
+
 CHECKED_PART = re.compile(r"""check\(["'](\w+)["']\)""")
 HIDDEN_REGION = re.compile(r"### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS\n?", re.S)
 # The lines the build wraps every solution in (authoring/build.py); the release never has
@@ -136,6 +139,31 @@ def _honest_test_outputs(cell, part):
             return False
     rows = {line.split()[0] for line in stdout.splitlines() if line.split()}
     return not stdout or part is None or part in rows
+
+
+# Written by the kit's collect (integrations/collect.py) beside each submission it
+# collected: what it refused or flagged there, for both grading doors to flag the grade.
+COLLECT_RECORD = ".mhakit-collect.json"
+COLLECT_RECORD_LIMIT = 1 << 20
+
+
+def collect_findings(submission):
+    """One line for each thing the kit's collect refused or flagged in the collected
+    submission folder ``submission`` (``submitted/<student>/<assignment>``). Empty for a
+    submission that the kit's collect did not bring."""
+    try:
+        fd = os.open(os.path.join(submission, COLLECT_RECORD),
+                     os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(COLLECT_RECORD_LIMIT)
+    try:
+        record = json.loads(data)
+        return [f"collect refused {line}" for line in record["refused"]] + [
+            f"collect flagged {line}" for line in record["flagged"]]
+    except (ValueError, KeyError, TypeError):
+        return [f"collect's record {COLLECT_RECORD} cannot be read"]
 
 
 def find_tampering(notebook, exercise):

@@ -42,12 +42,12 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode, parse_utc
 
-RECORD = ".mhakit-collect.json"
+from ..grader.tampering import COLLECT_RECORD as RECORD
+
 # How far a folder's name may be from the time the exchange saw it: nbgrader stamps the name
 # when `nbgrader submit` starts and the folder is last changed when its copy ends.
 SLACK = datetime.timedelta(minutes=10)
 MAX_DEPTH = 64  # folders inside folders: also bounds the descriptors held open at once
-RECORD_LIMIT = 1 << 20
 NO_FOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -71,25 +71,6 @@ def seen_at(st):
     """The time the exchange saw a folder (its ctime, see the docstring), as nbgrader's
     timestamps are: naive, in UTC."""
     return datetime.datetime.fromtimestamp(st.st_ctime, datetime.timezone.utc).replace(tzinfo=None)
-
-
-def collect_findings(submission):
-    """One line for each thing the kit's collect refused or flagged in this collected
-    submission (``submitted/<student>/<assignment>``): what a grading door adds to its
-    reasons for review. Empty for a submission that the kit's collect did not bring."""
-    path = os.path.join(submission, RECORD)
-    try:
-        fd = os.open(path, NO_FOLLOW)
-    except OSError:
-        return []
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(RECORD_LIMIT)
-    try:
-        record = json.loads(data)
-        return [f"collect refused {line}" for line in record["refused"]] + [
-            f"collect flagged {line}" for line in record["flagged"]]
-    except (ValueError, KeyError, TypeError):
-        return [f"collect's record {RECORD} cannot be read"]
 
 
 class CheckedCollect(ExchangeCollect):

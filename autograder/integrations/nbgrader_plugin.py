@@ -22,7 +22,7 @@ from traitlets import Bool, Integer
 from ..authoring.build import build_notebook
 from ..exercise import current
 from ..grader.grading import grade_cells, needs_review, unreadable, unreadable_reason
-from ..grader.tampering import expected_layout, find_tampering
+from ..grader.tampering import collect_findings, expected_layout, find_tampering
 from ..selfcheck.cells import (FLAGS, grade_id_of, has_nbgrader_entry, in_nbformat_shape,
                                nbgrader_meta, valid_meta)
 from ..selfcheck.notebook import graded_cells_of
@@ -97,6 +97,8 @@ class DetectTampering(NbGraderPreprocessor):
         exercise = current()
         unreadable_because = nb.metadata.pop(UNREADABLE_STASH, None)
         findings = [] if unreadable_because else find_tampering(nb, exercise)
+        # What the kit's collect refused or flagged in this submission's folder.
+        findings += collect_findings(resources.get("metadata", {}).get("path") or ".")
         # Both stashes overwrite whatever a student may have put there. The cells to grade
         # are read here, from the notebook as the student left it, exactly as `mhakit
         # grade` reads the file: the two paths grade the same code, whatever nbgrader's

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.integrations.collect import RECORD, collect_findings
+from autograder.grader.tampering import collect_findings
+from autograder.integrations.collect import RECORD
 
 pytestmark = pytest.mark.slow
 ALICE, BOB, MALLORY = "mhkc-alice", "mhkc-bob", "mhkc-mallory"

@@ -6,6 +6,7 @@ was, `--force` or not. Refused here: grading where nothing confines (MHAKIT_SAND
 without allow_unconfined)."""
 
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -261,3 +262,29 @@ def test_allow_shared_grades_an_open_course_and_says_what_others_can_read(open_c
     [warning] = [line for line in done.stderr.splitlines() if "other accounts can read" in line]
     assert warning.startswith("mha-kit: WARNING:") and "refusing" not in warning
     assert state(open_course)[1] == {"alice_correct": 100, "carol_unimplemented": 0}
+
+
+# ------------------------------------------------ what the kit's collect recorded
+
+@pytest.mark.slow
+def test_what_collect_refused_flags_the_grade_through_both_doors(graded_copy, tmp_path):
+    from autograder.grader.tampering import COLLECT_RECORD
+
+    from .test_nbgrader_plugin import flags
+
+    folder = graded_copy / "submitted" / "alice_correct" / "mha"
+    (folder / COLLECT_RECORD).write_text(json.dumps(
+        {"refused": ["mha.ipynb: a symbolic link"], "flagged": []}), encoding="utf-8")
+    nbgrader(graded_copy, "autograde", "mha", "--force", "--IsolatedAutograde.seed=3")
+    flagged, comments = flags(graded_copy / "gradebook.db", "alice_correct")
+    assert flagged and "collect refused mha.ipynb: a symbolic link" in comments, comments
+    assert flags(graded_copy / "gradebook.db", "carol_unimplemented")[0] == []
+    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+                           str(graded_copy / "submitted"), "--out", str(tmp_path / "out"),
+                           "--quiet", "--json", "--seed", "3"], env=environment(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert "collect refused mha.ipynb: a symbolic link" in (
+        results["alice_correct"]["extra_data"]["tampering"])
+    assert not results["carol_unimplemented"]["extra_data"]["tampering"]
