@@ -23,16 +23,12 @@ ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax
 def private_answers():
     """The kit's answers kept from other accounts, as the README has an instructor keep
     them: every grading door refuses where other people's accounts can read them, and a
-    machine may have such accounts (some tests make them). Their modes come back after."""
-    folders = [*EXERCISE.hidden_paths(), REPO / "tests" / "second_exercise"]
-    modes = {path: path.lstat().st_mode for folder in folders
-             for path in [Path(folder), *Path(folder).rglob("*")] if not path.is_symlink()}
-    for path, mode in modes.items():
-        os.chmod(path, stat.S_IMODE(mode) & ~0o077)
-    yield
-    for path, mode in modes.items():
-        if path.exists():
-            os.chmod(path, stat.S_IMODE(mode))
+    machine may have such accounts (some tests make them). They stay private after the
+    run: putting the modes back would open them under a run that is still going."""
+    for folder in [*EXERCISE.hidden_paths(), REPO / "tests" / "second_exercise"]:
+        for path in [Path(folder), *Path(folder).rglob("*")]:
+            if not path.is_symlink():
+                os.chmod(path, stat.S_IMODE(path.lstat().st_mode) & ~0o077)
 
 
 @pytest.fixture(scope="session")

@@ -77,6 +77,10 @@ def instructor():
             (course / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, course / name)
     run(["chown", "-R", f"{USER}:{USER}", str(course)])
+    # Private, as the README's setup makes a course: the grading doors refuse a course that
+    # other people's accounts can read, and this machine has such accounts.
+    done = run(["chmod", "-R", "go-rwx", str(course)], user=USER)
+    assert done.returncode == 0, done.stderr
     venv = OPT / "venv"
     key = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:16]
     if not (OPT / f"installed-{key}").exists():
@@ -153,8 +157,11 @@ PLAYED = {
 @pytest.mark.parametrize("where", PLAYED)
 def test_each_mode_scores_the_whole_corpus_as_described(instructor, where):
     who, wrapper, mode, layer = PLAYED[where]
+    # Root grades the instructor's course here, which that account can read: in a real
+    # container the course is root's own. The privacy check is tested in test_privacy.py.
+    extra = ["--allow-shared"] if who is None else []
     done, results = grade_corpus(who, instructor["python"], instructor["course"],
-                                 wrapper=wrapper)
+                                 wrapper=wrapper, extra=extra)
     assert done.returncode == 0, done.stderr[-3000:]
     assert_corpus(results, mode)
     layers = results["look-around-then-answer-honestly"]["extra_data"]["isolation"]
