@@ -1,7 +1,8 @@
 """Every kernel the kit claims, attacked through the grader's real entry point.
 
 One notebook tries every harm at once (tests/attacks/on_confinement.py: everything) and is
-graded by grade_notebook in a process of its own, in each mode: root's jail, the user
+graded in a process of its own, through both doors (grade_notebook, which `mhakit grade`
+calls, and nbgrader's AutogradeApp with the course's config), in each mode: root's jail, the user
 namespace, a uid of the pool, and Landlock alone at each ABI from 1 to 7, with and without
 cgroups. A lower ABI is played as the tests play a machine without namespaces: the plan's
 ruleset is built with that ABI's rights only (child/landlock.py: handled), so the seccomp
@@ -52,9 +53,24 @@ attack = Attack("x", edits={"answer_dot_product": cheat("dot_product", everythin
     args["course"], os.getpid(), args["bystander"], args["tcp"], args["udp"], args["unix"],
     args["bound"]))})
 path = args["notebook"]
+os.makedirs(os.path.dirname(path), exist_ok=True)
 with open(path, "wb") as handle:
     handle.write(attack.make())
-extra = grade_notebook(path, seed=7)["extra_data"]
+if args["door"] == "nbgrader":  # nbgrader's own autograde, in this process, in its course
+    from nbgrader.apps import AutogradeApp
+    from nbgrader.api import Gradebook
+    import autograder.integrations.nbgrader_plugin as plugin
+    seen, grade_cells = [], plugin.grade_cells
+    plugin.grade_cells = lambda *a, **k: seen.append(grade_cells(*a, **k)) or seen[-1]  # observed
+    os.chdir(args["nbgrader_course"])
+    app = AutogradeApp.instance()
+    app.initialize(["mha", "--force", "--IsolatedAutograde.seed=7"])
+    app.start()
+    extra = seen[-1]["extra_data"]
+    with Gradebook("sqlite:///gradebook.db") as gradebook:
+        extra["gradebook_score"] = gradebook.find_submission("mha", "x").score
+else:
+    extra = grade_notebook(path, seed=7)["extra_data"]
 process.close_spare()
 for zygote in process.Zygote._shared.values():
     zygote.socket.close()
@@ -145,7 +161,7 @@ def nothing_reached(listeners):
 
 
 def graded(request, tmp_path, course, listeners, mode, abi=0, cgroup=True, mount=True,
-           python=sys.executable, cwd=REPO):
+           python=sys.executable, cwd=REPO, nbgrader_course=None):
     # In the shared temporary folder, not pytest's (private to root): a uid of the pool
     # must reach the folders the grader makes for it; 1777, as /tmp is.
     temporary = Path(tempfile.mkdtemp(prefix="mhakit-test-tmp-"))
@@ -157,7 +173,10 @@ def graded(request, tmp_path, course, listeners, mode, abi=0, cgroup=True, mount
     args = {"abi": abi, "mount": mount, "course": [str(p) for p in course[1]],
             "bystander": listeners["bystander"].pid, "tcp": listeners["tcp"].getsockname()[1],
             "udp": listeners["udp"].getsockname()[1], "unix": str(listeners["unix_path"]),
-            "bound": BOUND, "notebook": str(tmp_path / "mha.ipynb")}
+            "bound": BOUND, "notebook": str(tmp_path / "mha.ipynb"), "door": "grade_notebook"}
+    if nbgrader_course is not None:
+        args.update(door="nbgrader", nbgrader_course=str(nbgrader_course),
+                    notebook=str(nbgrader_course / "submitted" / "x" / "mha" / "mha.ipynb"))
     grader = subprocess.Popen([python, "-c", GRADE, json.dumps(args)], cwd=cwd,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)
@@ -200,17 +219,48 @@ PLAYED = ([("landlock", abi, True) for abi in range(1, 8)]
              ("userns", 0, True)])
 
 
+@pytest.fixture(scope="module")
+def built_course(tmp_path_factory):
+    """An nbgrader course with the release in its gradebook, for nbgrader's door."""
+    from autograder.authoring.build import generate_release, write_source
+    from tests.mha_exercise import EXERCISE
+
+    root = tmp_path_factory.mktemp("every-kernel") / "course"
+    root.mkdir()
+    shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    write_source(EXERCISE, root)
+    generate_release(root, "mha")
+    return root
+
+
+@pytest.fixture
+def nbgrader_course(request, built_course, tmp_path):
+    if request.param != "nbgrader":
+        return None
+    shutil.copytree(built_course, tmp_path / "nbgrader-course")
+    return tmp_path / "nbgrader-course"
+
+
+@pytest.mark.parametrize("nbgrader_course", ["grade_notebook", "nbgrader"], indirect=True)
 @pytest.mark.parametrize("played", PLAYED, ids=lambda p: "-".join(map(str, p)))
 def test_every_attack_is_denied_in_each_mode_and_at_each_abi(request, tmp_path, course,
-                                                             listeners, played):
+                                                             listeners, played,
+                                                             nbgrader_course):
+    """Through both doors: grade_notebook, which `mhakit grade` calls, and nbgrader's own
+    autograde with the kit's config, its score read back from the gradebook."""
     mode, abi, cgroup, *mount = played
     if abi and abi > confinement.landlock_abi():
         pytest.fail(f"this kernel offers Landlock ABI {confinement.landlock_abi()}, "
                     f"below the {abi} played")
     before = {path: facts_of(path) for path in course[1]}
     answer, temporary = graded(request, tmp_path, course, listeners, mode, abi, cgroup,
-                               mount=mount[0] if mount else True)
+                               mount=mount[0] if mount else True,
+                               nbgrader_course=nbgrader_course)
     assert_denied(answer, temporary, course, listeners, mode, before)
+    if nbgrader_course is not None:
+        from tests.grader.test_attacks import FULL
+
+        assert answer["extra"]["gradebook_score"] == sum(FULL.values()) - FULL["dot_product"]
     layers = answer["extra"]["isolation"]
     if abi:
         assert any(layer.startswith(f"Landlock (ABI {abi})") for layer in layers), layers
