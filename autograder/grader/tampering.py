@@ -6,8 +6,9 @@ nbgrader flags and points, and the source of each locked cell. Deleted, renamed,
 duplicated or added nbgrader cells, changed points, flags or cell types, edited locked
 cells, outputs in a test cell that running it cannot produce, a notebook of another
 assignment, and cells that hold the instructor's solutions (the source notebook's solution
-markers, or a solution cell of the source word for word) are findings. The findings go into the result and, through nbgrader, into the
-gradebook, where the instructor sees them.
+markers, or a written model answer word for word) are findings, and so is what the kit's
+collect refused or flagged in the submission's folder. The findings go into the result
+and, through nbgrader, into the gradebook, where the instructor sees them.
 
 What honest students change by running their notebook is never a finding: outputs in
 answer cells, demos and the like, the outputs the self-check prints in a test cell, and
