@@ -563,10 +563,12 @@ def landlock_layers(result):
     return [layer for layer in result["extra_data"]["isolation"] if layer.startswith("Landlock")]
 
 
-@pytest.mark.parametrize("landlock", [True, False], ids=["uid-and-landlock", "uid-alone"])
 @pytest.mark.parametrize("attack", SUBMISSIONS, ids=[a.name for a in SUBMISSIONS])
-def test_without_namespaces_each_submission_scores_as_described(machine, attack, landlock):
-    if landlock and not confinement.landlock_abi():
+def test_without_namespaces_each_submission_scores_as_described(machine, attack):
+    # A uid alone, without Landlock, is refused: nothing would bound what the child
+    # writes in /tmp (test_where_nothing_hides_the_course_results_json_says_refused).
+    landlock = True
+    if not confinement.landlock_abi():
         need("this kernel has no Landlock")
     result = machine.grade(attack.make(), landlock=landlock)
     extra = result["extra_data"]
@@ -646,7 +648,7 @@ def test_where_nothing_hides_the_course_results_json_says_refused(machine):
     assert refused["extra_data"]["error"].startswith("no layer here can hide the course")
     line = refused["output"]
     assert "\n" not in line and "Traceback" not in line
-    assert "uid: a probe child could read" in line and "hidden_checks.py" in line
+    assert "uid: without Landlock nothing bounds what the child writes" in line, line
     assert "export MHAKIT_ALLOW_UNCONFINED=1" in line
     # Accepting the risk grades, and says so.
     assert accepted["score"] == 100 and accepted["extra_data"]["confinement"] == "plain"
