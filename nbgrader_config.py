@@ -47,7 +47,7 @@ c.Autograde.sanitize_preprocessors = [
 # with every earlier grade left as it was, to autograde an assignment that the gradebook
 # lacks (run `mhakit build` first), or where nothing can hide the course from student
 # code (README: "Where you grade"), or where other people's accounts can read the course
-# or the kit's answers (README: "Keep the course private"). allow_unconfined = True and
+# or the kit's answers (README: "0. Setup"). allow_unconfined = True and
 # allow_shared = True grade there anyway; the first flags every grade for review.
 c.Autograde.exporter_class = "autograder.integrations.nbgrader_plugin.BoundedNotebookReader"
 c.BoundedNotebookReader.allow_unconfined = False
