@@ -567,14 +567,13 @@ def landlock_layers(result):
 def test_without_namespaces_each_submission_scores_as_described(machine, attack):
     # A uid alone, without Landlock, is refused: nothing would bound what the child
     # writes in /tmp (test_where_nothing_hides_the_course_results_json_says_refused).
-    landlock = True
     if not confinement.landlock_abi():
         need("this kernel has no Landlock")
-    result = machine.grade(attack.make(), landlock=landlock)
+    result = machine.grade(attack.make(), landlock=True)
     extra = result["extra_data"]
     assert extra["confinement"] == "uid", extra
     assert "unprivileged uid and gid of its own, no supplementary groups" in extra["isolation"]
-    assert bool(landlock_layers(result)) == landlock, extra["isolation"]
+    assert landlock_layers(result), extra["isolation"]
     # Cheats score 0 on their part; the honest ones full marks. The part of the cheat that
     # wrote results.json too: what Gradescope reads is the grader's.
     assert extra["parts"] == expected_parts(attack), extra
