@@ -8,6 +8,17 @@ for each batch item alone. A diagnosis names sizes, axes and shapes of the input
 a number of the inputs or of the right result, so the grader may show it for hidden
 inputs too.
 
+The rule every class keeps, and a new class's author with it: **a diagnosis claims
+only what its evidence proves.** A class names a cause only when its test rules out the
+right behaviour and the other classes' explanations: "sums to 1 along another axis" only
+when the result does *not* sum to 1 along the right one. Where the evidence fits several
+causes, the class states what it observed ("right for one item, wrong with the batch
+axes") and lists what can cause it, without picking one; and where several classes fit
+the same wrong result, the feedback lists them all (``structure/one-of(a|b)``) and says
+it cannot tell which. A class that another one implies (every reordering is a
+reshuffle) gives way to it. tests/exercises/mha/test_precision.py holds the rule: on a
+corpus of mistakes nobody catalogued, no diagnosis names a cause that is not the true one.
+
 What an exercise knows about its functions (their sizes, their batch axes, the regions
 a mask decides) is in its shipped package's ``structure.py``, as ``STRUCTURE``
 ({function: Structure}); without one, the classes that need none of it still apply.
@@ -146,9 +157,9 @@ def close(got, right, tolerance):
 
 
 def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
-    """The first class, in order, that explains one of the wrong results. A class before
-    a result: in (output, weights) with uniform weights normalised over the whole array,
-    the output is only off by a factor, and the weights say why."""
+    """Every class that explains one of the wrong results (each class with the first
+    result it explains), less those another one implies; several that remain are all
+    shown, since the evidence cannot tell them apart."""
     names = _axis_names(structure, args, kwargs, rights)
     wrong = [(index, got, right.astype(np.float64))
              for index, (got, right) in enumerate(zip(results, rights))
@@ -159,12 +170,56 @@ def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
                                                           right, tolerance),
                lambda got, right, names: _rows_scaled(got, right, names, tolerance),
                lambda got, right, names: _values_reordered(got, right, tolerance))
+    found = []
     for explain in classes:
         for index, got, right in wrong:
-            found = explain(got, right, names[index])
-            if found:
-                return _of_part(found, index, structure.parts) if pair else found
-    return None
+            diagnosis = explain(got, right, names[index])
+            if diagnosis:
+                found.append((index, diagnosis))
+                break
+    found = [(index, _of_part(diagnosis, index, structure.parts) if pair else diagnosis)
+             for index, diagnosis in _without_implied(found)]
+    if not found:
+        return None
+    return found[0][1] if len(found) == 1 else _one_of([d for _, d in found])
+
+
+# A class here gives way to the classes it is implied by, on the same result: every
+# permutation or reversal of the axes reorders the values, a normalised result with its
+# axes swapped sums to 1 along another axis, and a factor common to every entry, or one
+# sum for the whole array, is a factor per row too.
+IMPLIED_BY = {
+    "structure/values-reordered": {"structure/axes-swapped", "structure/axes-permuted",
+                                   "structure/axis-reversed"},
+    "structure/normalised-along-another-axis": {"structure/axes-swapped",
+                                                "structure/axes-permuted"},
+    "structure/each-row-off-by-a-factor": {"structure/constant-factor",
+                                           "structure/normalised-over-whole-array"},
+}
+
+
+def _without_implied(found):
+    """[(result index, Diagnosis)] less what another entry implies. A result of a pair
+    that is only off by a constant factor, beside another result that something else
+    explains, follows from it (weights scaled by c scale the output by c)."""
+    kept = [(index, d) for index, d in found
+            if not any(other.id in IMPLIED_BY.get(d.id, ()) and where == index
+                       for where, other in found)]
+    if len({index for index, _ in kept}) > 1:
+        kept = [(index, d) for index, d in kept if d.id != "structure/constant-factor"
+                or not any(where != index for where, _ in kept)]
+    return kept
+
+
+def _one_of(found):
+    """Several explanations of one wrong result, listed without picking one."""
+    tag = "structure/one-of(" + "|".join(d.id.removeprefix("structure/") for d in found) + ")"
+    texts = []
+    for language in LANGUAGES:
+        listed = " ".join(f"({number}) {d.text(language)}"
+                          for number, d in enumerate(found, 1))
+        texts.append(spaced(pick(TEXTS["structure-one-of"], language).format(listed=listed)))
+    return Diagnosis(tag, *texts)
 
 
 def _of_part(found, index, parts):
@@ -341,6 +396,8 @@ def _normalised_elsewhere(got, right, names, tolerance):
     axes = _normalised_axes(right)
     if not axes or not np.all(np.isfinite(got)) or np.any(got < -tolerance["atol"]):
         return None
+    if _sums_to_one(got, axes[0]):
+        return None  # normalised along the right axis: some other mistake
     wanted = _axis_label(axes[0], right.ndim, names)
     others = [a for a in range(got.ndim) if a not in axes and got.shape[a] > 1
               and _sums_to_one(got, a)]

@@ -162,9 +162,12 @@ TEXTS = {
                             "Every number is right, but some are in the wrong places: check "
                             "in which order the reshape reads the axes, and whether the "
                             "swapaxes (or transpose) it needs comes before it."),
-    "structure-other-axis": ("结果沿{got}加起来是 1，应该沿{expected}：归一化用错了轴。",
-                             "The result sums to 1 along {got}; it should along {expected}: "
-                             "the normalisation uses the wrong axis."),
+    "structure-other-axis": ("结果沿{got}加起来是 1，沿{expected}却不是：要么求和用错了轴，要么"
+                             "轴是对的，但求和时没写 keepdims=True，相除时和就对到了另一个轴上。",
+                             "The result sums to 1 along {got}, not along {expected}: either "
+                             "the sum runs along the wrong axis, or it runs along the right "
+                             "one without keepdims=True, so that the division lines it up "
+                             "with another axis."),
     "structure-whole": ("整个结果加起来是 1：归一化时对整个数组求了和，应该只沿{expected}求和"
                         "（keepdims=True）。",
                         "The whole result sums to 1: the normalisation sums the whole array; "
@@ -179,22 +182,34 @@ TEXTS = {
     "structure-batch-wrong": ("算错了", "gives wrong values"),
     "structure-batch-raised": ("抛出了异常", "raises an exception"),
     "structure-batch-axes": ("每一项单独算（不带前面的批量维）都对，带着批量维 {shape} 一起算"
-                             "就{found}：.T、np.dot 和不带参数的 transpose() 也会动到批量维；"
-                             "换成只作用于最后几维的写法，比如 np.swapaxes(x, -1, -2)、@ 和 "
-                             "axis=-1。",
+                             "就{found}。把整个数组当成一项来算的写法会这样，比如：.T、np.dot "
+                             "或不带参数的 transpose()（它们也会动到批量维）；求和或求最大值时"
+                             "没写 keepdims=True（相除或相减时结果会对到别的轴上）；从前往后数"
+                             "的轴编号（axis=1、transpose(0, 2, 1)）。只作用于最后几维的写法是 "
+                             "np.swapaxes(x, -1, -2)、@，以及 axis=-1 加 keepdims=True。",
                              "Each item alone (without the leading batch axes) comes out "
-                             "right, but with the batch axes {shape} it {found}: .T, np.dot "
-                             "and transpose() without arguments act on the batch axes too; "
-                             "use what acts on the last axes only, such as "
-                             "np.swapaxes(x, -1, -2), @ and axis=-1."),
+                             "right, but with the batch axes {shape} it {found}. Code that "
+                             "treats the whole array as one item does this, for example: .T, "
+                             "np.dot or transpose() without arguments (they act on the batch "
+                             "axes too); a sum or a max without keepdims=True (its result lines "
+                             "up with another axis in a division or a subtraction); axis "
+                             "numbers counted from the front (axis=1, transpose(0, 2, 1)). "
+                             "What acts on the last axes only: np.swapaxes(x, -1, -2), @, and "
+                             "axis=-1 with keepdims=True."),
     "structure-more-batch-axes": ("少一个批量维时是对的，带着全部 {count} 个批量维 {shape} "
-                                  "就{found}：是不是从前往后数，写死了轴的编号（比如 "
-                                  "transpose(0, 2, 1)）？用负数编号的轴（-1、-2），就不受批量维"
-                                  "个数的影响。",
+                                  "就{found}。只为固定个数的轴写的代码会这样，比如从前往后数的"
+                                  "轴编号（transpose(0, 2, 1)、axis=1），或写死了尺寸的 "
+                                  "reshape。用负数编号的轴（-1、-2）和 X.shape[:-2] 这样读出的"
+                                  "形状，就不受批量维个数的影响。",
                                   "Right with one leading batch axis fewer, but with all "
-                                  "{count} batch axes {shape} it {found}: are the axes numbered "
-                                  "from the front (transpose(0, 2, 1), say)? Negative axes "
-                                  "(-1, -2) work whatever the number of batch axes."),
+                                  "{count} batch axes {shape} it {found}. Code written for a "
+                                  "fixed number of axes does this, for example axis numbers "
+                                  "counted from the front (transpose(0, 2, 1), axis=1) or a "
+                                  "reshape with fixed sizes. Negative axes (-1, -2) and shapes "
+                                  "read as X.shape[:-2] work whatever the number of batch axes."),
+    "structure-one-of": ("有几种解释都符合这个结果，检查分不出是哪一种：{listed}",
+                         "Several explanations fit this result, and the check cannot tell "
+                         "which: {listed}"),
 }
 
 

@@ -26,6 +26,7 @@ EDITS = {
     "softmax/normalised-over-whole-array": ("softmax", [
         ("np.max(x, axis=axis, keepdims=True)", "np.max(x)"),
         ("np.sum(exps, axis=axis, keepdims=True)", "np.sum(exps)")]),
+    "attention/mask-ignored": ("attention", [("if mask is None:", "if True:")]),
     "attention/mask-inverted": ("attention", [
         ("mask = np.asarray(mask, dtype=bool)", "mask = ~np.asarray(mask, dtype=bool)")]),
     "attention/mask-after-softmax": ("attention", [
@@ -70,6 +71,8 @@ EDITS = {
          "        scores = np.where(mask, scores, -np.inf)\n"
          "    weights = softmax(scores, axis=-1)\n"
          "    heads = weights @ V")]),
+    "multi_head_attention/mask-ignored": ("multi_head_attention", [
+        ("heads, weights = attention(Q, K, V, mask)", "heads, weights = attention(Q, K, V)")]),
     "multi_head_attention/mask-transposed": ("multi_head_attention", [
         ("mask = np.asarray(mask, dtype=bool)[..., None, :, :]",
          "mask = np.swapaxes(np.asarray(mask, dtype=bool), -1, -2)[..., None, :, :]")]),

@@ -44,6 +44,12 @@ def _scores_divided_by(divisor):
     return scores
 
 
+def _attention_without_mask(Q, K, V, mask=None):
+    if mask is None:
+        raise ValueError("this mistake needs a mask")
+    return ref.attention(Q, K, V)
+
+
 def _attention_with(mask_rule):
     """attention() whose masking goes wrong in the way ``mask_rule`` says."""
     def attention(Q, K, V, mask=None):
@@ -110,12 +116,15 @@ def _concat_width_as_dk_h(H):
     return np.moveaxis(H, -3, -1).reshape(*H.shape[:-3], T, d_k * h)  # (..., T, d_k, h)
 
 
-def _mha(project=True, scale=None, heads=None, flip_mask=False, head_axis=True):
+def _mha(project=True, scale=None, heads=None, flip_mask=False, head_axis=True,
+         drop_mask=False):
     """multi_head_attention with one step done wrong."""
     def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
         X = np.asarray(X)
-        if (flip_mask or not head_axis) and mask is None:
+        if (flip_mask or not head_axis or drop_mask) and mask is None:
             raise ValueError("this mistake needs a mask")
+        if drop_mask:
+            mask = None
         if flip_mask:
             mask = np.swapaxes(np.asarray(mask, dtype=bool), -1, -2)
         Q, K, V = (ref.split_heads(X @ W, num_heads) for W in (W_q, W_k, W_v))
@@ -168,15 +177,21 @@ CATALOGUE = {
                 "Normalised over the whole array: sum along `axis` only (with keepdims=True)."),
     ],
     "attention": [
+        Mistake("attention/mask-ignored", _attention_without_mask,
+                "掩码没有起作用：结果和不传掩码时一模一样。做 softmax 之前，先把 mask 为 False "
+                "的位置（不许看的键）的分数设为 -inf。",
+                "The mask has no effect: the result is exactly what it is without a mask. "
+                "Before the softmax, set the scores of the keys the mask hides (where it is "
+                "False) to -inf."),
         Mistake("attention/mask-inverted", _attention_with(_inverted),
                 "掩码的方向反了：True 表示「可以看」，应该屏蔽的是 False 的位置。",
                 "The mask is inverted: True means \"may attend\"; block the False entries."),
         Mistake("attention/mask-after-softmax", _attention_with(_after_softmax),
-                "掩码加在了 softmax 之后：先把不许看的分数设为 −∞，再做 softmax，每行权重之和才是 1。",
-                "The mask is applied after the softmax: set the blocked scores to −inf first, so each row still sums to 1."),
+                "掩码加在了 softmax 之后：先把不许看的分数设为 -inf，再做 softmax，每行权重之和才是 1。",
+                "The mask is applied after the softmax: set the blocked scores to -inf first, so each row still sums to 1."),
         Mistake("attention/mask-filled-with-zero", _attention_with(_filled_with_zero),
-                "被屏蔽的分数填成了 0：exp(0) = 1 仍然有权重，应该填 −∞。",
-                "Blocked scores were set to 0, and exp(0) = 1 still gets weight: use −inf."),
+                "被屏蔽的分数填成了 0：exp(0) = 1 仍然有权重，应该填 -inf。",
+                "Blocked scores were set to 0, and exp(0) = 1 still gets weight: use -inf."),
     ],
     "split_heads": [
         Mistake("split_heads/reshape-without-transpose", _split_no_transpose,
@@ -220,6 +235,12 @@ CATALOGUE = {
                 _mha(scale=lambda d_model, h: h),
                 "缩放除以的是头数，应该是 √d_k。",
                 "Scaled by the number of heads; divide by √d_k."),
+        Mistake("multi_head_attention/mask-ignored", _mha(drop_mask=True),
+                "掩码没有起作用：结果和不传掩码时一模一样。看看掩码有没有加上头的轴 "
+                "mask[..., None, :, :] 交给 attention，以及 attention 有没有用上它。",
+                "The mask has no effect: the result is exactly what it is without a mask. "
+                "Check that it reaches attention, with a head axis (mask[..., None, :, :]), "
+                "and that attention applies it."),
         Mistake("multi_head_attention/mask-transposed", _mha(flip_mask=True),
                 "掩码被转置了（因果掩码的三角形朝向反了）：mask[i, j] 说的是第 i 个位置能否看第 j 个位置。",
                 "The mask is transposed (a causal triangle points the wrong way): mask[i, j] "
