@@ -157,11 +157,12 @@ TEXTS = {
     "structure-permuted": ("数值都对，只是轴的顺序成了 {got}，应该是 {expected}。",
                            "The values are right, but the axes come in the order {got} "
                            "instead of {expected}."),
-    "structure-reordered": ("每个数都对，但有些放错了位置：看看 reshape 按什么顺序读各个轴，"
-                            "以及它需要的 swapaxes（或 transpose）是不是在 reshape 之前做了。",
-                            "Every number is right, but some are in the wrong places: check "
-                            "in which order the reshape reads the axes, and whether the "
-                            "swapaxes (or transpose) it needs comes before it."),
+    "structure-reordered": ("每个数都对，但有些放错了位置。常见的原因是 reshape 读各个轴的顺序"
+                            "和想的不一样，或者它需要的 swapaxes（或 transpose）没有在它之前做。",
+                            "Every number is right, but some are in the wrong places. A "
+                            "common cause is a reshape that reads the axes in another order "
+                            "than meant, or a swapaxes (or transpose) it needs that does not "
+                            "come before it."),
     "structure-other-axis": ("结果沿{got}加起来是 1，沿{expected}却不是：要么求和用错了轴，要么"
                              "轴是对的，但求和时没写 keepdims=True，相除时和就对到了另一个轴上。",
                              "The result sums to 1 along {got}, not along {expected}: either "
@@ -172,11 +173,14 @@ TEXTS = {
                         "（keepdims=True）。",
                         "The whole result sums to 1: the normalisation sums the whole array; "
                         "sum along {expected} only (with keepdims=True)."),
-    "structure-row-factor": ("沿{axis}的每一组数都和正确值成比例，只是各差一个倍数：除以的和"
-                             "不对，应该除以这一组自己的和，每组加起来才是 1。",
+    "structure-row-factor": ("沿{axis}的每一组数都和正确值成比例，只是各差一个倍数：这些组没有"
+                             "除以各自的和，可能是少了这一步除法，也可能是除以了别的和。每组都除以"
+                             "自己的和，加起来才是 1。",
                              "Along {axis}, each group of entries is proportional to the right "
-                             "one, but each is off by its own factor: the division uses the "
-                             "wrong sum; divide by the group's own sum, so that each sums to 1."),
+                             "one, but each is off by its own factor: the groups are not "
+                             "divided by their own sums, either because the division is "
+                             "missing or because it uses another sum. Divided by its own sum, "
+                             "each group sums to 1."),
     "structure-found-nan": ("有 NaN", "contains NaN"),
     "structure-found-wrong": ("数值不对", "has wrong values"),
     "structure-batch-wrong": ("算错了", "gives wrong values"),
