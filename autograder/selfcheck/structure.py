@@ -396,15 +396,15 @@ def _normalised_elsewhere(got, right, names, tolerance):
     axes = _normalised_axes(right)
     if not axes or not np.all(np.isfinite(got)) or np.any(got < -tolerance["atol"]):
         return None
-    if _sums_to_one(got, axes[0]):
-        return None  # normalised along the right axis: some other mistake
-    wanted = _axis_label(axes[0], right.ndim, names)
+    if any(_sums_to_one(got, axis) for axis in axes):
+        return None  # normalised along a right axis: some other mistake
+    wanted = _axis_label(axes[-1], right.ndim, names)
     others = [a for a in range(got.ndim) if a not in axes and got.shape[a] > 1
               and _sums_to_one(got, a)]
     if others:
         return both("structure/normalised-along-another-axis", "structure-other-axis",
                     got=_axis_label(others[0], right.ndim, names), expected=wanted)
-    if right.size > right.shape[axes[0]] and math.isclose(float(np.sum(got)), 1.0,
+    if right.size > right.shape[axes[-1]] and math.isclose(float(np.sum(got)), 1.0,
                                                           rel_tol=1e-6, abs_tol=1e-6):
         return both("structure/normalised-over-whole-array", "structure-whole", expected=wanted)
     return None
@@ -415,14 +415,16 @@ def _rows_scaled(got, right, names, tolerance):
     if got.shape != right.shape or not np.all(np.isfinite(got)):
         return None
     axes = _normalised_axes(right)
-    if axes and _each_row_scaled(got, right, axes[0]):
+    if axes and _each_row_scaled(got, right, axes[-1]):
         return both("structure/each-row-off-by-a-factor", "structure-row-factor",
-                    axis=_axis_label(axes[0], right.ndim, names))
+                    axis=_axis_label(axes[-1], right.ndim, names))
     return None
 
 
 def _normalised_axes(right):
-    """The axes (longer than 1) along which the right result sums to 1."""
+    """The axes (longer than 1) along which the right result sums to 1. Where it sums to 1
+    along several (uniform weights), the last is named, as numpy's axis=-1 would be: the
+    right result alone cannot tell which the function normalises along."""
     return [a for a in range(right.ndim) if right.shape[a] > 1 and _sums_to_one(right, a)]
 
 

@@ -83,3 +83,14 @@ def test_an_output_off_by_a_factor_beside_weights_that_say_why_is_not_listed():
     weights = right_w / right_w.sum()
     found = diagnosis("attention", (weights @ V, weights), Q, K, V)
     assert found.id == "structure/normalised-over-whole-array", found
+
+
+def test_where_the_right_result_sums_to_1_along_two_axes_the_last_is_named():
+    # Identical tokens: the right weights are uniform, so they sum to 1 along T_q too.
+    Q = K = np.ones((3, 2))
+    V = RNG.standard_normal((3, 4))
+    right_out, right_w = ref.attention(Q, K, V)
+    weights = right_w / right_w.sum()
+    found = diagnosis("attention", (weights @ V, weights), Q, K, V)
+    assert found.id == "structure/normalised-over-whole-array", found
+    assert "T_k" in found.en and "T_q" not in found.en, found.en
