@@ -57,6 +57,8 @@ EDITS = {
     "multi_head_attention/no-output-projection": ("multi_head_attention", [
         ("output = output_projection(concat_heads(heads), W_o)",
          "output = concat_heads(heads)")]),
+    "multi_head_attention/projection-matrices-mixed-up": ("multi_head_attention", [
+        ("K = split_heads(X @ W_k, num_heads)", "K = split_heads(X @ W_q, num_heads)")]),
     "multi_head_attention/scaled-by-sqrt-d_model": ("multi_head_attention", [
         ("heads, weights = attention(Q, K, V, mask)",
          "scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(X.shape[-1])\n"

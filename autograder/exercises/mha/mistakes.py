@@ -44,6 +44,16 @@ def _scores_divided_by(divisor):
     return scores
 
 
+def _mha_with_matrices(which):
+    """multi_head_attention whose Q, K and V take the matrices ``which`` names, such as
+    "qqv": K made with W_q, a line copied and not changed."""
+    def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
+        matrices = {"q": W_q, "k": W_k, "v": W_v}
+        mixed = [matrices[letter] for letter in which]
+        return ref.multi_head_attention(X, *mixed, W_o, num_heads, mask)
+    return multi_head_attention
+
+
 def _attention_without_mask(Q, K, V, mask=None):
     if mask is None:
         raise ValueError("this mistake needs a mask")
@@ -227,6 +237,11 @@ CATALOGUE = {
         Mistake("multi_head_attention/no-output-projection", _mha(project=False),
                 "拼接之后忘了乘输出矩阵 W_o。",
                 "After the concat, the output matrix W_o is missing."),
+        Mistake("multi_head_attention/projection-matrices-mixed-up",
+                tuple(_mha_with_matrices(which) for which in ("qqv", "qkq", "qkk", "kkv")),
+                "Q、K、V 里有一个用错了矩阵（复制一行后忘了改？）：Q 用 W_q，K 用 W_k，V 用 W_v。",
+                "One of Q, K and V is made with the wrong matrix (a line copied and not "
+                "changed?): Q takes W_q, K takes W_k, and V takes W_v."),
         Mistake("multi_head_attention/scaled-by-sqrt-d_model",
                 _mha(scale=lambda d_model, h: math.sqrt(d_model)),
                 "缩放用的是 √d_model，应该是每个头的宽度 √d_k（d_k = d_model / h）。",
