@@ -132,11 +132,11 @@ def diagnose(structure, args, kwargs, got, expected, tolerance=None, call_again=
     if results is not None and all(close(g, r, tolerance) for g, r in zip(results, rights)):
         return None  # nothing wrong to explain
     if results is not None:
-        found = (_by_region(structure, args, kwargs, results, rights, expected, tolerance)
-                 or _by_one_result(structure, args, kwargs, results, rights, tolerance,
-                                   pair))
+        region = _by_region(structure, args, kwargs, results, rights, expected, tolerance)
+        found = [region] if region else []
+        found += _by_one_result(structure, args, kwargs, results, rights, tolerance, pair)
         if found:
-            return found
+            return found[0] if len(found) == 1 else _one_of(found)
     if call_again is None or structure.core is None:
         return None
     return _by_batch_items(structure, args, kwargs, got, rights, tolerance, call_again)
@@ -157,9 +157,9 @@ def close(got, right, tolerance):
 
 
 def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
-    """Every class that explains one of the wrong results (each class with the first
-    result it explains), less those another one implies; several that remain are all
-    shown, since the evidence cannot tell them apart."""
+    """[Diagnosis]: every class that explains one of the wrong results (each class with
+    the first result it explains), less those another one implies. Several that remain
+    are all shown, since the evidence cannot tell them apart."""
     names = _axis_names(structure, args, kwargs, rights)
     wrong = [(index, got, right.astype(np.float64))
              for index, (got, right) in enumerate(zip(results, rights))
@@ -177,11 +177,8 @@ def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
             if diagnosis:
                 found.append((index, diagnosis))
                 break
-    found = [(index, _of_part(diagnosis, index, structure.parts) if pair else diagnosis)
-             for index, diagnosis in _without_implied(found)]
-    if not found:
-        return None
-    return found[0][1] if len(found) == 1 else _one_of([d for _, d in found])
+    return [_of_part(diagnosis, index, structure.parts) if pair else diagnosis
+            for index, diagnosis in _without_implied(found)]
 
 
 # A class here gives way to the classes it is implied by, on the same result: every
