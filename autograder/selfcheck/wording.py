@@ -55,15 +55,49 @@ TEXTS = {
                                  "{second}), got {kind}"),
     # calling the student's function
     "not-defined": ("{name} 还没有定义", "{name} is not defined"),
-    "not-implemented": ("{name} 还没有实现", "{name} is not implemented yet"),
+    "not-implemented": ("{name} 还没有实现（它还是 raise NotImplementedError）",
+                        "{name} is not implemented yet (it still raises NotImplementedError)"),
+    # not run yet (the self-check in the kernel): a name the check needs is not defined,
+    # because the cell that defines it has not run; not the same as not written yet
+    "not-run": ("{name} 还没有定义：定义它的单元格还没有运行。先运行那个单元格（或者用 Run All "
+                "从头运行全部单元格），再运行这一格",
+                "{name} is not defined yet: the cell that defines it has not run. Run that "
+                "cell (or Run All, which runs every cell from the top), then this one again"),
+    "piece-not-run": ("{name} 用到了 {missing}，而 {missing} 还没有定义：定义它的单元格还没有"
+                      "运行。先运行那个单元格（或者用 Run All 从头运行全部单元格），再运行这一格",
+                      "{name} uses {missing}, which is not defined yet: the cell that defines "
+                      "it has not run. Run that cell (or Run All, which runs every cell from "
+                      "the top), then this one again"),
+    # the same in selfcheck.py, which runs every cell of the saved notebook
+    "not-in-saved": ("保存的笔记本里没有定义 {name}：要么定义它的单元格在定义之前就出错停下了"
+                     "（上面「did not run」那一行会说是哪一格），要么定义它的那一行被删掉或改了名",
+                     "the saved notebook does not define {name}: either the cell that "
+                     "defines it stopped with an error before it (a \"did not run\" line "
+                     "above names the cell), or its definition was removed or renamed"),
+    "piece-not-in-saved": ("{name} 用到了 {missing}，而保存的笔记本里没有定义 {missing}：要么"
+                           "定义它的单元格在定义之前就出错停下了（上面「did not run」那一行会说"
+                           "是哪一格），要么定义它的那一行被删掉或改了名",
+                           "{name} uses {missing}, which the saved notebook does not define: "
+                           "either the cell that defines it stopped with an error before it "
+                           "(a \"did not run\" line above names the cell), or its definition "
+                           "was removed or renamed"),
     "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
     "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
     "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),
     "quiz-answered": ("每道题都已作答；答案不随作业发放，提交后评分时才判对错",
                       "every question has an answer; graded later, since the key is not "
                       "shipped with the assignment"),
-    "validate-scores-zero": ("{names} 还没有完成，Validate 把这一格记为 0 分",
-                             "{names}: not done yet, so Validate scores this cell 0"),
+    # check("<part>")'s note on stderr, which the Validate button scores 0: a line for each
+    # part that is not done, then what Validate makes of it. What is wrong is in the table
+    # above it and is not said again. nbgrader validate cuts longer lines at 87 columns.
+    "validate-scores-zero": ("Validate 按钮把这一格记为 0 分。",
+                             "The Validate button scores this cell 0."),
+    "cell-failed": ("{name} 没有通过（原因见这一格输出的表）。",
+                    "{name} failed (this cell's table says why)."),
+    "cell-not-written": ("{name} 还没有实现。", "{name} is not implemented yet."),
+    "cell-not-answered": ("{name} 还没有作答。", "{name} is not answered yet."),
+    "cell-not-run": ("{name} 还没有运行：先运行上面的单元格（或者用 Run All）。",
+                     "{name} has not run yet: run the cells above first (or Run All)."),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
     "too-much-ipython": ("这个单元格有 {lines} 行 IPython 命令，评分时读不了这么多；"
