@@ -113,10 +113,10 @@ def _out_of_order(ids, release):
 
 def _honest_test_outputs(cell, part):
     """Whether the outputs of a test cell are what running it in a kernel can leave:
-    the self-check's table on stdout (with the part's row), warnings on stderr, an
-    error (a failing check raises), and at most the 0.0 that ``check`` of earlier
-    releases returned for a part not implemented yet (it scores nothing), all from a
-    cell the kernel ran (it has a count)."""
+    the self-check's table on stdout (with the part's row), notes and warnings on
+    stderr, an error (a failing check of earlier releases raised), and at most the 0.0
+    that ``check`` of earlier releases returned for a part not implemented yet (it
+    scores nothing), all from a cell the kernel ran (it has a count)."""
     outputs = cell.get("outputs") or []
     if not outputs:
         return True

@@ -34,6 +34,17 @@ class NotImplementedYet(Exception):
     """The function is missing or still raises NotImplementedError."""
 
 
+class NotDefinedYet(NotImplementedYet):
+    """Not written yet is not what the self-check found: the function (or a function of
+    the exercise that it calls, ``missing``) is not defined where the check looks, the
+    cell that defines it has not run. The grader's handles never raise it: what it says
+    is advice for the notebook's kernel (and for selfcheck.py, on the saved file)."""
+
+    def __init__(self, message="", missing=""):
+        super().__init__(message)
+        self.missing = missing
+
+
 class StudentRaised(CheckFailed):
     """The student's function raised an exception other than NotImplementedError."""
 
@@ -89,12 +100,28 @@ def to_plain(value):
 
 
 class InProcessStudent:
-    """Calls functions that live in a namespace of this process (the self-check's view)."""
+    """Calls functions that live in a namespace of this process (the self-check's view).
 
-    def __init__(self, namespace):
+    ``parts``: the exercise's functions. A function missing from the namespace, or a call
+    that stops at a NameError for one of ``parts`` (a composite whose piece is undefined),
+    raises NotDefinedYet: the cell that defines it has not run. ``saved``: the namespace
+    is the saved notebook's, run from top to bottom (selfcheck.py), where every cell did
+    run, and the advice is another.
+    """
+
+    def __init__(self, namespace, parts=(), saved=False):
         self.namespace = namespace
+        self.parts = frozenset(parts)
+        self.saved = saved
         self.inputs_changed = False
         self.last_call = None
+
+    def _not_defined(self, name, missing):
+        """NotDefinedYet for ``name``, which is ``missing`` or calls it."""
+        key = "in-saved" if self.saved else "run"
+        if missing == name:
+            return NotDefinedYet(say(f"not-{key}", name=name), missing)
+        return NotDefinedYet(say(f"piece-not-{key}", name=name, missing=missing), missing)
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
         if stand_ins:
@@ -102,7 +129,7 @@ class InProcessStudent:
         self.last_call = None  # a call that raises leaves nothing to name
         func = self.namespace.get(name)
         if not callable(func):
-            raise NotImplementedYet(say("not-defined", name=name))
+            raise self._not_defined(name, name)
         before = (args, kwargs)
         args, kwargs = copy.deepcopy(before)
         if readonly:
@@ -113,6 +140,12 @@ class InProcessStudent:
             value = func(*args, **kwargs)
         except NotImplementedError:
             raise NotImplementedYet(say("not-implemented", name=name)) from None
+        except NameError as error:
+            missing = self._undefined_part(error)
+            if missing is None:
+                raise StudentRaised(say("raised", name=name, error=f"{type(error).__name__}: "
+                                                                     f"{short(str(error))}")) from None
+            raise self._not_defined(name, missing) from None
         except Exception as error:  # the student's mistake, reported as feedback
             raise StudentRaised(say("raised", name=name, error=f"{type(error).__name__}: "
                                                                  f"{short(str(error))}")) from None
@@ -121,7 +154,19 @@ class InProcessStudent:
         self.last_call = (name, before[0], before[1], value)  # for naming a mistake
         return value
 
+    def _undefined_part(self, error):
+        """The exercise's function that ``error`` found undefined, or None: another
+        name (a typo, a helper) and a local used before assignment are the code's."""
+        missing = getattr(error, "name", None)
+        if isinstance(error, UnboundLocalError) or missing not in self.parts:
+            return None
+        return None if callable(self.namespace.get(missing)) else missing
+
     def variable(self, name):
+        """A variable's value, None when it is None or not a plain value; a name missing
+        from the namespace raises NotDefinedYet (the cell that sets it has not run)."""
+        if name not in self.namespace:
+            raise self._not_defined(name, name)
         value = self.namespace.get(name)
         return value if isinstance(value, (str, int, float, type(None))) else to_plain(value)
 

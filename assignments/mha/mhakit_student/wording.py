@@ -55,15 +55,49 @@ TEXTS = {
                                  "{second}), got {kind}"),
     # calling the student's function
     "not-defined": ("{name} 还没有定义", "{name} is not defined"),
-    "not-implemented": ("{name} 还没有实现", "{name} is not implemented yet"),
+    "not-implemented": ("{name} 还没有实现（它还是 raise NotImplementedError）",
+                        "{name} is not implemented yet (it still raises NotImplementedError)"),
+    # not run yet (the self-check in the kernel): a name the check needs is not defined,
+    # because the cell that defines it has not run; not the same as not written yet
+    "not-run": ("{name} 还没有定义：定义它的单元格还没有运行。先运行那个单元格（或者用 Run All "
+                "从头运行全部单元格），再运行这一格",
+                "{name} is not defined yet: the cell that defines it has not run. Run that "
+                "cell (or Run All, which runs every cell from the top), then this one again"),
+    "piece-not-run": ("{name} 用到了 {missing}，而 {missing} 还没有定义：定义它的单元格还没有"
+                      "运行。先运行那个单元格（或者用 Run All 从头运行全部单元格），再运行这一格",
+                      "{name} uses {missing}, which is not defined yet: the cell that defines "
+                      "it has not run. Run that cell (or Run All, which runs every cell from "
+                      "the top), then this one again"),
+    # the same in selfcheck.py, which runs every cell of the saved notebook
+    "not-in-saved": ("保存的笔记本里没有定义 {name}：要么定义它的单元格在定义之前就出错停下了"
+                     "（上面「did not run」那一行会说是哪一格），要么定义它的那一行被删掉或改了名",
+                     "the saved notebook does not define {name}: either the cell that "
+                     "defines it stopped with an error before it (a \"did not run\" line "
+                     "above names the cell), or its definition was removed or renamed"),
+    "piece-not-in-saved": ("{name} 用到了 {missing}，而保存的笔记本里没有定义 {missing}：要么"
+                           "定义它的单元格在定义之前就出错停下了（上面「did not run」那一行会说"
+                           "是哪一格），要么定义它的那一行被删掉或改了名",
+                           "{name} uses {missing}, which the saved notebook does not define: "
+                           "either the cell that defines it stopped with an error before it "
+                           "(a \"did not run\" line above names the cell), or its definition "
+                           "was removed or renamed"),
     "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
     "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
     "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),
     "quiz-answered": ("每道题都已作答；答案不随作业发放，提交后评分时才判对错",
                       "every question has an answer; graded later, since the key is not "
                       "shipped with the assignment"),
-    "validate-scores-zero": ("{names} 还没有完成，Validate 把这一格记为 0 分",
-                             "{names}: not done yet, so Validate scores this cell 0"),
+    # check("<part>")'s note on stderr, which the Validate button scores 0: a line for each
+    # part that is not done, then what Validate makes of it. What is wrong is in the table
+    # above it and is not said again. nbgrader validate cuts longer lines at 87 columns.
+    "validate-scores-zero": ("Validate 按钮把这一格记为 0 分。",
+                             "The Validate button scores this cell 0."),
+    "cell-failed": ("{name} 没有通过（原因见这一格输出的表）。",
+                    "{name} failed (this cell's table says why)."),
+    "cell-not-written": ("{name} 还没有实现。", "{name} is not implemented yet."),
+    "cell-not-answered": ("{name} 还没有作答。", "{name} is not answered yet."),
+    "cell-not-run": ("{name} 还没有运行：先运行上面的单元格（或者用 Run All）。",
+                     "{name} has not run yet: run the cells above first (or Run All)."),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
     "too-much-ipython": ("这个单元格有 {lines} 行 IPython 命令，评分时读不了这么多；"
@@ -157,44 +191,63 @@ TEXTS = {
     "structure-permuted": ("数值都对，只是轴的顺序成了 {got}，应该是 {expected}。",
                            "The values are right, but the axes come in the order {got} "
                            "instead of {expected}."),
-    "structure-reordered": ("每个数都对，但有些放错了位置：看看 reshape 按什么顺序读各个轴，"
-                            "以及它需要的 swapaxes（或 transpose）是不是在 reshape 之前做了。",
-                            "Every number is right, but some are in the wrong places: check "
-                            "in which order the reshape reads the axes, and whether the "
-                            "swapaxes (or transpose) it needs comes before it."),
-    "structure-other-axis": ("结果沿{got}加起来是 1，应该沿{expected}：归一化用错了轴。",
-                             "The result sums to 1 along {got}; it should along {expected}: "
-                             "the normalisation uses the wrong axis."),
+    "structure-reordered": ("每个数都对，但有些放错了位置。常见的原因是 reshape 读各个轴的顺序"
+                            "和想的不一样，或者它需要的 swapaxes（或 transpose）没有在它之前做。",
+                            "Every number is right, but some are in the wrong places. A "
+                            "common cause is a reshape that reads the axes in another order "
+                            "than meant, or a swapaxes (or transpose) it needs that does not "
+                            "come before it."),
+    "structure-other-axis": ("结果沿{got}加起来是 1，沿{expected}却不是：要么求和用错了轴，要么"
+                             "轴是对的，但求和时没写 keepdims=True，相除时和就对到了另一个轴上。",
+                             "The result sums to 1 along {got}, not along {expected}: either "
+                             "the sum runs along the wrong axis, or it runs along the right "
+                             "one without keepdims=True, so that the division lines it up "
+                             "with another axis."),
     "structure-whole": ("整个结果加起来是 1：归一化时对整个数组求了和，应该只沿{expected}求和"
                         "（keepdims=True）。",
                         "The whole result sums to 1: the normalisation sums the whole array; "
                         "sum along {expected} only (with keepdims=True)."),
-    "structure-row-factor": ("沿{axis}的每一组数都和正确值成比例，只是各差一个倍数：除以的和"
-                             "不对，应该除以这一组自己的和，每组加起来才是 1。",
+    "structure-row-factor": ("沿{axis}的每一组数都和正确值成比例，只是各差一个倍数：这些组没有"
+                             "除以各自的和，可能是少了这一步除法，也可能是除以了别的和。每组都除以"
+                             "自己的和，加起来才是 1。",
                              "Along {axis}, each group of entries is proportional to the right "
-                             "one, but each is off by its own factor: the division uses the "
-                             "wrong sum; divide by the group's own sum, so that each sums to 1."),
+                             "one, but each is off by its own factor: the groups are not "
+                             "divided by their own sums, either because the division is "
+                             "missing or because it uses another sum. Divided by its own sum, "
+                             "each group sums to 1."),
     "structure-found-nan": ("有 NaN", "contains NaN"),
     "structure-found-wrong": ("数值不对", "has wrong values"),
     "structure-batch-wrong": ("算错了", "gives wrong values"),
     "structure-batch-raised": ("抛出了异常", "raises an exception"),
     "structure-batch-axes": ("每一项单独算（不带前面的批量维）都对，带着批量维 {shape} 一起算"
-                             "就{found}：.T、np.dot 和不带参数的 transpose() 也会动到批量维；"
-                             "换成只作用于最后几维的写法，比如 np.swapaxes(x, -1, -2)、@ 和 "
-                             "axis=-1。",
+                             "就{found}。把整个数组当成一项来算的写法会这样，比如：.T、np.dot "
+                             "或不带参数的 transpose()（它们也会动到批量维）；求和或求最大值时"
+                             "没写 keepdims=True（相除或相减时结果会对到别的轴上）；从前往后数"
+                             "的轴编号（axis=1、transpose(0, 2, 1)）。只作用于最后几维的写法是 "
+                             "np.swapaxes(x, -1, -2)、@，以及 axis=-1 加 keepdims=True。",
                              "Each item alone (without the leading batch axes) comes out "
-                             "right, but with the batch axes {shape} it {found}: .T, np.dot "
-                             "and transpose() without arguments act on the batch axes too; "
-                             "use what acts on the last axes only, such as "
-                             "np.swapaxes(x, -1, -2), @ and axis=-1."),
+                             "right, but with the batch axes {shape} it {found}. Code that "
+                             "treats the whole array as one item does this, for example: .T, "
+                             "np.dot or transpose() without arguments (they act on the batch "
+                             "axes too); a sum or a max without keepdims=True (its result lines "
+                             "up with another axis in a division or a subtraction); axis "
+                             "numbers counted from the front (axis=1, transpose(0, 2, 1)). "
+                             "What acts on the last axes only: np.swapaxes(x, -1, -2), @, and "
+                             "axis=-1 with keepdims=True."),
     "structure-more-batch-axes": ("少一个批量维时是对的，带着全部 {count} 个批量维 {shape} "
-                                  "就{found}：是不是从前往后数，写死了轴的编号（比如 "
-                                  "transpose(0, 2, 1)）？用负数编号的轴（-1、-2），就不受批量维"
-                                  "个数的影响。",
+                                  "就{found}。只为固定个数的轴写的代码会这样，比如从前往后数的"
+                                  "轴编号（transpose(0, 2, 1)、axis=1），或写死了尺寸的 "
+                                  "reshape。用负数编号的轴（-1、-2）和 X.shape[:-2] 这样读出的"
+                                  "形状，就不受批量维个数的影响。",
                                   "Right with one leading batch axis fewer, but with all "
-                                  "{count} batch axes {shape} it {found}: are the axes numbered "
-                                  "from the front (transpose(0, 2, 1), say)? Negative axes "
-                                  "(-1, -2) work whatever the number of batch axes."),
+                                  "{count} batch axes {shape} it {found}. Code written for a "
+                                  "fixed number of axes does this, for example axis numbers "
+                                  "counted from the front (transpose(0, 2, 1), axis=1) or a "
+                                  "reshape with fixed sizes. Negative axes (-1, -2) and shapes "
+                                  "read as X.shape[:-2] work whatever the number of batch axes."),
+    "structure-one-of": ("有几种解释都符合这个结果，检查分不出是哪一种：{listed}",
+                         "Several explanations fit this result, and the check cannot tell "
+                         "which: {listed}"),
 }
 
 

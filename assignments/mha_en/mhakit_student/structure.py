@@ -8,6 +8,17 @@ for each batch item alone. A diagnosis names sizes, axes and shapes of the input
 a number of the inputs or of the right result, so the grader may show it for hidden
 inputs too.
 
+The rule every class keeps, and a new class's author with it: **a diagnosis claims
+only what its evidence proves.** A class names a cause only when its test rules out the
+right behaviour and the other classes' explanations: "sums to 1 along another axis" only
+when the result does *not* sum to 1 along the right one. Where the evidence fits several
+causes, the class states what it observed ("right for one item, wrong with the batch
+axes") and lists what can cause it, without picking one; and where several classes fit
+the same wrong result, the feedback lists them all (``structure/one-of(a|b)``) and says
+it cannot tell which. A class that another one implies (every reordering is a
+reshuffle) gives way to it. tests/exercises/mha/test_precision.py holds the rule: on a
+corpus of mistakes nobody catalogued, no diagnosis names a cause that is not the true one.
+
 What an exercise knows about its functions (their sizes, their batch axes, the regions
 a mask decides) is in its shipped package's ``structure.py``, as ``STRUCTURE``
 ({function: Structure}); without one, the classes that need none of it still apply.
@@ -121,11 +132,11 @@ def diagnose(structure, args, kwargs, got, expected, tolerance=None, call_again=
     if results is not None and all(close(g, r, tolerance) for g, r in zip(results, rights)):
         return None  # nothing wrong to explain
     if results is not None:
-        found = (_by_region(structure, args, kwargs, results, rights, expected, tolerance)
-                 or _by_one_result(structure, args, kwargs, results, rights, tolerance,
-                                   pair))
+        region = _by_region(structure, args, kwargs, results, rights, expected, tolerance)
+        found = [region] if region else []
+        found += _by_one_result(structure, args, kwargs, results, rights, tolerance, pair)
         if found:
-            return found
+            return found[0] if len(found) == 1 else _one_of(found)
     if call_again is None or structure.core is None:
         return None
     return _by_batch_items(structure, args, kwargs, got, rights, tolerance, call_again)
@@ -146,9 +157,9 @@ def close(got, right, tolerance):
 
 
 def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
-    """The first class, in order, that explains one of the wrong results. A class before
-    a result: in (output, weights) with uniform weights normalised over the whole array,
-    the output is only off by a factor, and the weights say why."""
+    """[Diagnosis]: every class that explains one of the wrong results (each class with
+    the first result it explains), less those another one implies. Several that remain
+    are all shown, since the evidence cannot tell them apart."""
     names = _axis_names(structure, args, kwargs, rights)
     wrong = [(index, got, right.astype(np.float64))
              for index, (got, right) in enumerate(zip(results, rights))
@@ -159,12 +170,53 @@ def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
                                                           right, tolerance),
                lambda got, right, names: _rows_scaled(got, right, names, tolerance),
                lambda got, right, names: _values_reordered(got, right, tolerance))
+    found = []
     for explain in classes:
         for index, got, right in wrong:
-            found = explain(got, right, names[index])
-            if found:
-                return _of_part(found, index, structure.parts) if pair else found
-    return None
+            diagnosis = explain(got, right, names[index])
+            if diagnosis:
+                found.append((index, diagnosis))
+                break
+    return [_of_part(diagnosis, index, structure.parts) if pair else diagnosis
+            for index, diagnosis in _without_implied(found)]
+
+
+# A class here gives way to the classes it is implied by, on the same result: every
+# permutation or reversal of the axes reorders the values, a normalised result with its
+# axes swapped sums to 1 along another axis, and a factor common to every entry, or one
+# sum for the whole array, is a factor per row too.
+IMPLIED_BY = {
+    "structure/values-reordered": {"structure/axes-swapped", "structure/axes-permuted",
+                                   "structure/axis-reversed"},
+    "structure/normalised-along-another-axis": {"structure/axes-swapped",
+                                                "structure/axes-permuted"},
+    "structure/each-row-off-by-a-factor": {"structure/constant-factor",
+                                           "structure/normalised-over-whole-array"},
+}
+
+
+def _without_implied(found):
+    """[(result index, Diagnosis)] less what another entry implies. A result of a pair
+    that is only off by a constant factor, beside another result that something else
+    explains, follows from it (weights scaled by c scale the output by c)."""
+    kept = [(index, d) for index, d in found
+            if not any(other.id in IMPLIED_BY.get(d.id, ()) and where == index
+                       for where, other in found)]
+    if len({index for index, _ in kept}) > 1:
+        kept = [(index, d) for index, d in kept if d.id != "structure/constant-factor"
+                or not any(where != index for where, _ in kept)]
+    return kept
+
+
+def _one_of(found):
+    """Several explanations of one wrong result, listed without picking one."""
+    tag = "structure/one-of(" + "|".join(d.id.removeprefix("structure/") for d in found) + ")"
+    texts = []
+    for language in LANGUAGES:
+        listed = " ".join(f"({number}) {d.text(language)}"
+                          for number, d in enumerate(found, 1))
+        texts.append(spaced(pick(TEXTS["structure-one-of"], language).format(listed=listed)))
+    return Diagnosis(tag, *texts)
 
 
 def _of_part(found, index, parts):
@@ -341,13 +393,15 @@ def _normalised_elsewhere(got, right, names, tolerance):
     axes = _normalised_axes(right)
     if not axes or not np.all(np.isfinite(got)) or np.any(got < -tolerance["atol"]):
         return None
-    wanted = _axis_label(axes[0], right.ndim, names)
+    if any(_sums_to_one(got, axis) for axis in axes):
+        return None  # normalised along a right axis: some other mistake
+    wanted = _axis_label(axes[-1], right.ndim, names)
     others = [a for a in range(got.ndim) if a not in axes and got.shape[a] > 1
               and _sums_to_one(got, a)]
     if others:
         return both("structure/normalised-along-another-axis", "structure-other-axis",
                     got=_axis_label(others[0], right.ndim, names), expected=wanted)
-    if right.size > right.shape[axes[0]] and math.isclose(float(np.sum(got)), 1.0,
+    if right.size > right.shape[axes[-1]] and math.isclose(float(np.sum(got)), 1.0,
                                                           rel_tol=1e-6, abs_tol=1e-6):
         return both("structure/normalised-over-whole-array", "structure-whole", expected=wanted)
     return None
@@ -358,14 +412,16 @@ def _rows_scaled(got, right, names, tolerance):
     if got.shape != right.shape or not np.all(np.isfinite(got)):
         return None
     axes = _normalised_axes(right)
-    if axes and _each_row_scaled(got, right, axes[0]):
+    if axes and _each_row_scaled(got, right, axes[-1]):
         return both("structure/each-row-off-by-a-factor", "structure-row-factor",
-                    axis=_axis_label(axes[0], right.ndim, names))
+                    axis=_axis_label(axes[-1], right.ndim, names))
     return None
 
 
 def _normalised_axes(right):
-    """The axes (longer than 1) along which the right result sums to 1."""
+    """The axes (longer than 1) along which the right result sums to 1. Where it sums to 1
+    along several (uniform weights), the last is named, as numpy's axis=-1 would be: the
+    right result alone cannot tell which the function normalises along."""
     return [a for a in range(right.ndim) if right.shape[a] > 1 and _sums_to_one(right, a)]
 
 

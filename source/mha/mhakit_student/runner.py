@@ -11,11 +11,16 @@ from dataclasses import dataclass
 from .failed_call import Watched
 from .fingerprints import namer_for, with_mistake
 from .imports import allowed_by, foreign_in_cells, foreign_in_namespace
-from .framework import PUBLIC, CheckFailed, InProcessStudent, NotImplementedYet, short
+from .framework import (PUBLIC, CheckFailed, InProcessStudent, NotDefinedYet,
+                        NotImplementedYet, short)
 from .notebook import graded_cells, run_cells
 from .wording import language, say
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
+# Not the same as not written yet: a name the check needs is not defined (NotDefinedYet),
+# because the cell that defines it has not run. selfcheck.py, which runs every cell of
+# the saved notebook, calls the same finding "not defined".
+NOT_RUN, NOT_DEFINED = "not run yet", "not defined"
 # The quiz's key stays with the instructor: its public checks see only that every question
 # has an answer of the right form, so its row can say no more than that.
 ANSWERED = "answered"
@@ -45,6 +50,8 @@ def run_check(check, student, rng=None, namer=None):
     watched = Watched(student)
     try:
         note = check.run(watched, rng)
+    except NotDefinedYet as missing:
+        return Result(check, NOT_RUN, str(missing))
     except NotImplementedYet as missing:
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
@@ -62,14 +69,19 @@ def run_check(check, student, rng=None, namer=None):
 
 
 def summarize(results):
-    """One row per part, in the checks' order: (part, status, first failure message)."""
+    """One row per part, in the checks' order (the notebook's): (part, status, first
+    failure message). A part with a check that could not run, for a name not defined,
+    is not run yet, whatever its other checks found: running the cell comes first."""
     rows = []
     for function in dict.fromkeys(r.check.function for r in results):
         mine = [r for r in results if r.check.function == function]
         if not mine:
             continue
         first_bad = next((r for r in mine if r.status != PASSED), None)
-        if first_bad is None and function == QUIZ:
+        not_run = next((r for r in mine if r.status == NOT_RUN), None)
+        if not_run is not None:
+            rows.append((function, NOT_RUN, not_run.message))
+        elif first_bad is None and function == QUIZ:
             rows.append((function, ANSWERED, say("quiz-answered")))
         elif first_bad is None:
             rows.append((function, PASSED, say("all-pass", count=len(mine))))
@@ -99,19 +111,39 @@ def display_width(text):
 TABLE_WORDS = {
     "zh": {"headers": ("函数 function", "状态 status", "说明 details"),
            PASSED: "通过 passed", FAILED: "未通过 failed", NOT_IMPLEMENTED: "未实现 not yet implemented",
+           NOT_RUN: "未运行 not run yet", NOT_DEFINED: "未定义 not defined",
            ANSWERED: "已作答 answered",
-           "summary": "{passed} of {total} parts pass. / {total} 个部分中有 {passed} 个通过。"},
+           # the summary, by (how many parts, how many pass): one, all, none, some
+           "summary": {"one": "{passed} of 1 part passes. / 这 1 个部分{verdict}。",
+                       "one-passes": "通过了", "one-fails": "还没有通过",
+                       "all": "{passed} of {total} parts pass. / {total} 个部分全部通过。",
+                       "none": "{passed} of {total} parts pass. / {total} 个部分都还没有通过。",
+                       "some": "{passed} of {total} parts pass. / {total} 个部分中有 {passed} "
+                               "个通过。"}},
     "en": {"headers": ("function", "status", "details"),
-           PASSED: PASSED, FAILED: FAILED, NOT_IMPLEMENTED: NOT_IMPLEMENTED, ANSWERED: ANSWERED,
-           "summary": "{passed} of {total} parts pass."},
+           PASSED: PASSED, FAILED: FAILED, NOT_IMPLEMENTED: NOT_IMPLEMENTED, NOT_RUN: NOT_RUN,
+           NOT_DEFINED: NOT_DEFINED, ANSWERED: ANSWERED,
+           "summary": {"one": "{passed} of 1 part passes.", "one-passes": "", "one-fails": "",
+                       "all": "{passed} of {total} parts pass.",
+                       "none": "{passed} of {total} parts pass.",
+                       "some": "{passed} of {total} parts pass."}},
 }
 
 
+def summary_line(passed, total, chosen=None):
+    """"3 of 9 parts pass.", "1 of 1 part passes.", and in Chinese as Chinese says it."""
+    words = TABLE_WORDS[chosen or language()]["summary"]
+    if total == 1:
+        verdict = words["one-passes" if passed else "one-fails"]
+        return words["one"].format(passed=passed, verdict=verdict)
+    kind = "all" if passed == total else "none" if passed == 0 else "some"
+    return words[kind].format(passed=passed, total=total)
+
+
 def format_table(rows, chosen=None):
-    """A plain-text table, failures first, aligned for Chinese text too."""
+    """A plain-text table in the rows' order, which is the notebook's and the same from
+    run to run (whatever passes or fails), aligned for Chinese text too."""
     words = TABLE_WORDS[chosen or language()]
-    order = {FAILED: 0, NOT_IMPLEMENTED: 1, ANSWERED: 2, PASSED: 2}
-    rows = sorted(rows, key=lambda row: order[row[1]])
     shown = [(name, words[status], detail) for name, status, detail in rows]
     headers = words["headers"]
     widths = [max(display_width(str(r[i])) for r in shown + [headers]) for i in range(2)]
@@ -121,7 +153,7 @@ def format_table(rows, chosen=None):
         lines.append("  ".join(cells + [str(row[2])]))
     lines.insert(1, "-" * (sum(widths) + 4 + 40))
     passed = sum(r[1] in DONE for r in rows)
-    lines.append("\n" + words["summary"].format(passed=passed, total=len(rows)))
+    lines.append("\n" + summary_line(passed, len(rows), chosen))
     return "\n".join(lines)
 
 
@@ -150,6 +182,28 @@ def imports_row(foreign):
     return [(say("imports-row"), FAILED, detail)]
 
 
+def student_of(namespace, saved=False, checks=None):
+    """The in-process handle on ``namespace``, knowing the exercise's functions (those of
+    ``checks``; by default the exercise shipped alongside), so that a composite whose
+    piece is not defined is not run yet rather than wrong."""
+    checks = shipped()[0] if checks is None else checks
+    return InProcessStudent(namespace, parts={c.function for c in checks}, saved=saved)
+
+
+def validate_note(rows):
+    """What ``check("<part>")`` writes on stderr when a row is not done, so that nbgrader's
+    Validate button scores the cell 0: a short line for each such row, then the score;
+    None when every row is done. The table above it already says what is wrong, so the
+    note only points there."""
+    said = {FAILED: "cell-failed", NOT_IMPLEMENTED: "cell-not-written", NOT_RUN: "cell-not-run"}
+    listed = [say("cell-not-answered" if status == NOT_IMPLEMENTED and name == QUIZ
+                  else said[status], name=name)
+              for name, status, _ in rows if status in said]
+    if not listed:
+        return None
+    return "\n".join(listed + [say("validate-scores-zero")])
+
+
 def public_results(student, functions=None, checks=None, namer=None):
     """The public checks' results; by default those of the exercise shipped alongside."""
     if checks is None:
@@ -162,25 +216,21 @@ def public_results(student, functions=None, checks=None, namer=None):
 def check(*functions):
     """Self-check the functions as they are defined right now in the calling notebook.
 
-    ``check()`` prints the table for everything and never raises, so Run All reaches the
-    end. ``check("<part>")``, in a test cell, prints that part's row and then tells
-    nbgrader's Validate button how it went: a wrong answer raises AssertionError; a part
-    not implemented yet writes one line to stderr, which Validate scores 0 (a failing
-    score, without a traceback or a stray ``Out[]`` value); a pass gives nothing.
+    It never raises, so Run All reaches the end of the notebook. ``check()`` prints the
+    table for everything. ``check("<part>")``, in a test cell, prints that part's row and
+    then tells nbgrader's Validate button how it went: a part that fails, is not written
+    yet or has not run writes a short note to stderr, which Validate scores 0 (a failing
+    score, see nbgrader.utils.determine_grade), and which points to the table instead of
+    saying its message twice; a pass gives nothing.
     """
     namespace = sys._getframe(1).f_globals
-    rows = summarize(public_results(InProcessStudent(namespace), functions or None))
+    rows = summarize(public_results(student_of(namespace), functions or None))
     foreign = foreign_in_namespace(namespace, shipped_imports(), functions or None)
     rows += imports_row({module: ", ".join(names) for module, names in foreign.items()})
     print(format_table(rows))
-    if not functions:
-        return None
-    wrong = [row for row in rows if row[1] == FAILED]
-    if wrong:
-        raise AssertionError("; ".join(f"{name}: {detail}" for name, _, detail in wrong))
-    missing = [name for name, status, _ in rows if status == NOT_IMPLEMENTED]
-    if missing:
-        print(say("validate-scores-zero", names=", ".join(missing)), file=sys.stderr)
+    note = validate_note(rows) if functions else None
+    if note:
+        print(note, file=sys.stderr)
     return None
 
 
@@ -198,7 +248,9 @@ def main(argv=None):
     namespace = {"__name__": "__student__"}
     for cell_id, error in run_cells(cells, namespace).items():
         print(f"cell {cell_id} did not run: {short(error)}", file=sys.stderr)
-    rows = summarize(public_results(InProcessStudent(namespace)))
+    rows = [(name, NOT_DEFINED if status == NOT_RUN else status, detail)
+            for name, status, detail in summarize(public_results(student_of(namespace,
+                                                                            saved=True)))]
     foreign = {}
     for cell_id, line, module in foreign_in_cells(cells, shipped_imports()):
         foreign.setdefault(module, []).append(f"{cell_id}:{line}")

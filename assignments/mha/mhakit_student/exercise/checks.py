@@ -138,10 +138,12 @@ def _(student, _rng):
 
 @check("softmax", "the axis argument is respected", zh="按参数 axis 指定的维归一化")
 def _(student, _rng):
-    x = np.log(np.array([[1.0, 3.0], [1.0, 1.0]]))
-    expect_array(student.call("softmax", x, axis=-1), [[0.25, 0.75], [0.5, 0.5]],
+    # Not square, and no transpose of it is: a result normalised along the wrong axis
+    # cannot pass for a transposed one.
+    x = np.log(np.array([[1.0, 3.0, 4.0], [1.0, 1.0, 2.0]]))
+    expect_array(student.call("softmax", x, axis=-1), [[1 / 8, 3 / 8, 1 / 2], [1 / 4, 1 / 4, 1 / 2]],
                  "softmax(x, axis=-1)")
-    expect_array(student.call("softmax", x, axis=0), [[0.5, 0.75], [0.5, 0.25]],
+    expect_array(student.call("softmax", x, axis=0), [[1 / 2, 3 / 4, 2 / 3], [1 / 2, 1 / 4, 1 / 3]],
                  "softmax(x, axis=0)")
 
 
