@@ -56,15 +56,29 @@ def variant_outputs(exercise, function, args, kwargs):
 
 def diagnose(exercise, function, args, kwargs, got, tolerance):
     """The first catalogued mistake whose output on these inputs is ``got``; else None."""
-    return next((mistake for mistake, wrong in variant_outputs(exercise, function, args, kwargs)
-                 if _same_output(got, wrong, tolerance)), None)
+    return examine(exercise, function, args, kwargs, got, tolerance)[0]
+
+
+def examine(exercise, function, args, kwargs, got, tolerance):
+    """(the first catalogued mistake whose output on these inputs is ``got``, or None;
+    the ids of the mistakes that gave another output here: ``got`` rules them out)."""
+    found, fitting, gave = None, set(), set()
+    for mistake, wrong in variant_outputs(exercise, function, args, kwargs):
+        gave.add(mistake.id)
+        if _same_output(got, wrong, tolerance):
+            fitting.add(mistake.id)
+            found = found or mistake
+    return found, frozenset(gave - fitting)
 
 
 def name_by_variants(exercise, function, args, kwargs, got, language):
     """What fingerprints.name_mistake gives the self-check, from the variants themselves:
-    (mistake id, hint in ``language``) or None."""
-    mistake = diagnose(exercise, function, args, kwargs, got, dict(rtol=1e-6, atol=1e-9))
-    return None if mistake is None else (mistake.id, mistake.text(language))
+    (mistake id, hint in ``language``, ruled out), the first two None where none fits."""
+    mistake, ruled_out = examine(exercise, function, args, kwargs, got,
+                                 dict(rtol=1e-6, atol=1e-9))
+    if mistake is None:
+        return None, None, ruled_out
+    return mistake.id, mistake.text(language), ruled_out
 
 
 def namer(exercise):

@@ -18,7 +18,7 @@ from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..selfcheck.framework import HIDDEN
 from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import clean, read_notebook
-from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED
+from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED, consistent
 from ..selfcheck.wording import decide, pick
 from .planning import batch_groups, plan, run_planned
 from .imports import import_notes, slow_imports
@@ -113,8 +113,8 @@ def _grade(cells, seed, limits, tampering, language, exercise):
     checks = ordered_checks(exercise)
     with isolated_student(cells, exercise, limits) as student:
         plans, encoded = prepared_for(seed, exercise)
-        results = run_planned(checks, plans, student, seeded(seed), encoded, language,
-                              exercise)
+        results = consistent(run_planned(checks, plans, student, seeded(seed), encoded,
+                                         language, exercise))
         for chk, result in zip(checks, results):
             tests.append({
                 "name": chk.name,

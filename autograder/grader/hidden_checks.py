@@ -24,7 +24,7 @@ from ..selfcheck.structure import diagnose as diagnose_structure, safely, struct
 from ..selfcheck.wording import language, pick, say, shapes_of
 from ..sandbox import deliver
 from ..sandbox.sanitize import numbers_of, shown_against, student_text
-from .diagnosis import diagnose
+from .diagnosis import examine
 from .planning import PlanningStudent
 
 
@@ -62,8 +62,10 @@ def compare(student, exercise, name, args, kwargs, stand_ins=True, check_dtype=F
         except CheckFailed as failure:
             if failure.tags:
                 raise
-            mistake = diagnose(exercise, name, args, kwargs, got, tolerance)
-            raise _named(failure, structural(got) if mistake is None else mistake) from None
+            mistake, ruled_out = examine(exercise, name, args, kwargs, got, tolerance)
+            named = _named(failure, structural(got) if mistake is None else mistake)
+            named.ruled_out = ruled_out  # see runner.consistent
+            raise named from None
     except CheckFailed:
         raise
     except Exception as error:  # noqa: BLE001 - numpy's words about a value the child chose
@@ -75,8 +77,10 @@ def _named(failure, mistake):
     """``failure`` with the mistake (catalogued or structural) it was recognised as."""
     if mistake is None:
         return failure
-    return CheckFailed(with_mistake(failure, mistake.text(language()), language()),
-                       tags=(mistake.id,))
+    named = CheckFailed(with_mistake(failure, mistake.text(language()), language()),
+                        tags=(mistake.id,))
+    named.unnamed = str(failure)
+    return named
 
 
 def _structural(student, exercise, name, args, kwargs, expected, tolerance, options, got):

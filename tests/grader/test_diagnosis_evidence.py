@@ -94,3 +94,26 @@ def test_where_the_right_result_sums_to_1_along_two_axes_the_last_is_named():
     found = diagnosis("attention", (weights @ V, weights), Q, K, V)
     assert found.id == "structure/normalised-over-whole-array", found
     assert "T_k" in found.en and "T_q" not in found.en, found.en
+
+
+def test_a_catalogued_name_that_one_input_fits_by_coincidence_is_not_given():
+    # √T_q is 1 where T_q is 1: there the result is the unscaled one, but the other
+    # failures rule "no scaling" out, in the grader and in the self-check alike.
+    from tests.conftest import grade_answers
+    from tests.grader.test_diagnosis import edited, self_check
+    from tests.mha_exercise import sample_answers
+
+    answers = edited(sample_answers()["alice_correct"], "attention_scores",
+                     [("/ math.sqrt(d_k)", "/ math.sqrt(Q.shape[-2])")])
+    for language in ("zh", "en"):
+        graded = grade_answers(answers, seed=17, language=language)
+        failed = [t for t in graded["tests"] if t["name"].startswith("attention_scores:")
+                  and t["status"] == "failed"]
+        assert failed and not any("attention_scores/no-scaling" in t.get("tags", ())
+                                  for t in failed)
+        assert any("structure/constant-factor" in t.get("tags", ()) for t in failed)
+        checked = [r for r in self_check(answers, language)
+                   if r.check.function == "attention_scores" and r.status == "failed"]
+        assert checked and not any("attention_scores/no-scaling" in r.tags for r in checked)
+        assert all("√" not in r.message or "T_q" in r.message for r in checked
+                   if r.tags), [r.message for r in checked]

@@ -84,24 +84,31 @@ def first_named(catalogued, structural):
     """A namer that asks the catalogue first and the structure only when the catalogue
     names nothing. A call that raised has no result the catalogue could know."""
     def name(function, args, kwargs, value, language, student=None):
+        """(id, hint, ruled out): id and hint None where nothing is named."""
+        ruled_out = ()
         if value is not RAISED:
             named = catalogued(function, args, kwargs, value, language)
-            if named:
+            if named and named[0]:
                 return named
-        return structural(function, args, kwargs, value, language, student=student)
+            ruled_out = named[2] if named else ()
+        found = structural(function, args, kwargs, value, language, student=student)
+        return (*found, ruled_out) if found else (None, None, ruled_out)
     return name
 
 
 def name_mistake(folder, name, args, kwargs, value, language):
-    """(mistake id, hint in ``language``) when ``value`` is a known wrong result in the
-    table in ``folder``; else None."""
+    """(mistake id, hint in ``language``, the mistakes ruled out) when ``value`` is a
+    known wrong result in the table in ``folder``; (None, None, ruled out) when it is
+    not; None for a call the table does not hold. A mistake is ruled out where the
+    table holds its result on this call and the student's is another."""
     table = _table(folder)
     try:
         probes = table["probes"].get(probe_key(name, args, kwargs), {})
     except TypeError:
         return None
     mistake = probes.get(fingerprint(value))
+    ruled_out = frozenset(probes.values()) - {mistake}
     if mistake is None:
-        return None
+        return None, None, ruled_out
     hints = table["hints"][mistake]
-    return mistake, hints.get(language, hints["en"])
+    return mistake, hints.get(language, hints["en"]), ruled_out

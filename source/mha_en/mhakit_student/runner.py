@@ -6,7 +6,7 @@ In the release, the exercise's shipped package sits beside this module as ``exer
 
 import sys
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .failed_call import Watched
 from .fingerprints import namer_for, with_mistake
@@ -34,6 +34,8 @@ class Result:
     status: str
     message: str = ""
     tags: tuple = ()  # the diagnosed mistakes, when the check names one
+    ruled_out: frozenset = frozenset()  # catalogued mistakes this failure is not
+    unnamed: str = ""  # the message without its "Likely mistake", when it has one
 
     @property
     def score(self):
@@ -56,12 +58,17 @@ def run_check(check, student, rng=None, namer=None):
         return Result(check, NOT_IMPLEMENTED, str(missing))
     except CheckFailed as failure:
         message, tags = str(failure), failure.tags
+        unnamed = getattr(failure, "unnamed", "")
+        ruled_out = frozenset(getattr(failure, "ruled_out", ()))
         failed = None if tags or not namer else watched.failed_call(failure)
         named = namer(*failed, language(), student=student) if failed else None
         if named:
-            tags = (named[0],)
+            ruled_out |= frozenset(named[2] if len(named) > 2 else ())
+        if named and named[0]:
+            tags, unnamed = (named[0],), message
             message = with_mistake(message, named[1], language())
-        return Result(check, FAILED, short(message, 600), tags)
+        return Result(check, FAILED, short(message, 600), tags, ruled_out,
+                      short(unnamed, 600) if unnamed else "")
     except Exception as error:  # noqa: BLE001 - an odd result must not stop the others
         return Result(check, FAILED, say("unchecked", error=f"{type(error).__name__}: "
                                                            f"{short(str(error), 200)}"))
@@ -210,7 +217,21 @@ def public_results(student, functions=None, checks=None, namer=None):
         checks, namer = shipped()
     chosen = [c for c in checks if c.tier == PUBLIC
               and (functions is None or c.function in functions)]
-    return [run_check(c, student, namer=namer) for c in chosen]
+    return consistent([run_check(c, student, namer=namer) for c in chosen])
+
+
+def consistent(results):
+    """``results`` with no catalogued mistake named where another failure of the same
+    function rules it out: where the mistake's variant gave a result other than the
+    student's. A name that fits one input by coincidence (dividing by √T_q where T_q is
+    1 looks like no scaling at all) must not stand against the inputs it does not fit."""
+    ruled_out = {}
+    for result in results:
+        ruled_out.setdefault(result.check.function, set()).update(result.ruled_out)
+    return [replace(result, message=result.unnamed, tags=(), unnamed="")
+            if result.tags and result.unnamed
+            and result.tags[0] in ruled_out[result.check.function] else result
+            for result in results]
 
 
 def check(*functions):
