@@ -416,10 +416,12 @@ QUESTIONS = [
              "numbers; 8 × 64 = 512, the same total as one head of 512"))),
     Written("written_4", "（选做）用一两句话说明理由。", "(Optional) Explain in a sentence or two.",
             model=EXPLANATIONS["quiz_4"]),
-    Number("quiz_5", "BERT-base 的 d_model = 768，用 12 个头。它的 W_q、W_k、W_v、W_o 一共有多少个参数（不算偏置）？"
-           "分别写出 12 个头和 1 个头的情况：`quiz_5 = (12 个头的参数量, 1 个头的参数量)`。",
-           "BERT-base has d_model = 768 and 12 heads. How many parameters do its W_q, W_k, W_v "
-           "and W_o have together (no biases)? Give both cases: "
+    Number("quiz_5", "BERT-base 有 12 层，每层 12 个头，d_model = 768。一层里的 W_q、W_k、W_v、W_o "
+           "一共有多少个参数（不算偏置）？分别写出每层 12 个头和每层只用 1 个头的情况："
+           "`quiz_5 = (12 个头的参数量, 1 个头的参数量)`。",
+           "BERT-base has 12 layers with 12 heads each, and d_model = 768. How many parameters "
+           "do the W_q, W_k, W_v and W_o of one layer have together (no biases)? Give both "
+           "cases, 12 heads in the layer and a single head: "
            "`quiz_5 = (with 12 heads, with 1 head)`."),
     Number("quiz_6", "每个头 d_k = 128 时（比如 GPT-3），点积要除以多少？保留两位小数即可：`quiz_6 = ...`。",
            "With d_k = 128 per head (as in GPT-3), what is the dot product divided by? Two decimals "

@@ -34,9 +34,10 @@ EXPLANATIONS = {
               "shared by 8 heads that each track one relation.",
     },
     "quiz_5": {
-        "zh": "4 × 768 × 768 = 2,359,296，两种情况一样：拆成头只是把同样的列分组。",
-        "en": "4 × 768 × 768 = 2,359,296 in both cases: splitting into heads only groups the "
-              "same columns.",
+        "zh": "每层 4 × 768 × 768 = 2,359,296，两种情况一样：拆成头只是把同样的列分组。"
+              "12 层加起来是它的 12 倍。",
+        "en": "4 × 768 × 768 = 2,359,296 per layer in both cases: splitting into heads only "
+              "groups the same columns. The 12 layers together hold 12 times as many.",
     },
     "quiz_6": {
         "zh": "√128 ≈ 11.31。",

@@ -486,3 +486,17 @@ def test_every_demo_cell_runs_with_the_reference(capsys):
             shown = capsys.readouterr().out
             assert "演示没能运行" not in shown and "could not run" not in shown, (demo.id, shown)
             assert "先实现" not in shown and "Implement" not in shown, (demo.id, shown)
+
+
+# ------------------------------------------------------------------ issue 25's slips
+
+def test_quiz_5_asks_about_one_layer_of_the_twelve():
+    """Quiz 5 once spoke of BERT-base's heads as if it had one layer: its key is one
+    layer's count, and BERT-base has 12 layers of 12 heads (144 in all)."""
+    question = next(item for item in lesson.LESSON
+                    if isinstance(item, lesson.Number) and item.variable == "quiz_5")
+    assert "12 层" in question.zh and "每层 12 个头" in question.zh and "一层" in question.zh
+    assert "12 layers" in question.en and "one layer" in question.en
+    assert "每层" in QUIZ_EXPLANATIONS["quiz_5"]["zh"]
+    assert "per layer" in QUIZ_EXPLANATIONS["quiz_5"]["en"]
+    assert QUIZ_KEY["quiz_5"] == (4 * 768 * 768,) * 2  # one layer, not 12
