@@ -145,10 +145,11 @@ TASK_ATTENTION = Text("task_attention", """\
   能广播成 `(..., T_q, T_k)`，True 表示「可以看」。
 - 输出：`(output, weights)`，形状分别是 `(..., T_q, d_v)` 和 `(..., T_q, T_k)`。
 - 例子：所有 K 都一样时，每个词分到同样的比例，`output` 的每一行就是 V 各行的平均。
-- 提示：用上面两个函数。不许看的位置在 softmax 之前填 `-np.inf`。如果某一行一个位置都不许看，
-  这一行全是 `-inf`，softmax 会得到 NaN；而这一行的输出和权重都应该是 0。办法是先用
+- 提示：用上面两个函数。`mask` 为 False 的地方，表示这个词不许看那个键：在 softmax 之前，
+  把它对这些键的分数填成 `-np.inf`。如果某个词一个键都不许看，它那一行分数全是 `-inf`，
+  softmax 会得到 NaN；而这一行的输出和权重都应该是 0。办法是先用
   `mask.any(axis=-1, keepdims=True)` 找出这样的行，把它们的分数换成 0 再做 softmax，
-  最后用 `np.where(mask, weights, 0.0)` 把不许看的位置的权重清零。""", """\
+  最后用 `np.where(mask, weights, 0.0)` 把不许看的键的权重清零。""", """\
 **Task: `attention(Q, K, V, mask=None)`**
 
 - Input: `Q` `(..., T_q, d_k)`, `K` `(..., T_k, d_k)`, `V` `(..., T_k, d_v)`; `mask` is boolean,
@@ -156,11 +157,12 @@ TASK_ATTENTION = Text("task_attention", """\
 - Output: `(output, weights)`, of shapes `(..., T_q, d_v)` and `(..., T_q, T_k)`.
 - Example: when all keys are equal, every word gets the same share, and each row of `output` is
   the mean of V's rows.
-- Hint: use the two functions above. Fill the scores that may not be seen with `-np.inf` before
-  the softmax. A row that may see nothing at all is then all `-inf`, and its softmax is NaN; it
-  should get zero output and zero weights instead. Find such rows with
-  `mask.any(axis=-1, keepdims=True)`, give them scores of 0 before the softmax, and afterwards set
-  the weights that may not be seen to zero with `np.where(mask, weights, 0.0)`.""")
+- Hint: use the two functions above. Where `mask` is False, the query may not see that key:
+  before the softmax, set its scores for those keys to `-np.inf`. A query that may see no key at
+  all then has a row of `-inf` only, and its softmax is NaN; it should get zero output and zero
+  weights instead. Find such rows with `mask.any(axis=-1, keepdims=True)`, give them scores of 0
+  before the softmax, and afterwards set the weights of the keys a query may not see to zero with
+  `np.where(mask, weights, 0.0)`.""")
 
 LENDING = Text("about_lending", """\
 ### 小明把书借给了小红

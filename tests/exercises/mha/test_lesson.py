@@ -500,3 +500,10 @@ def test_quiz_5_asks_about_one_layer_of_the_twelve():
     assert "每层" in QUIZ_EXPLANATIONS["quiz_5"]["zh"]
     assert "per layer" in QUIZ_EXPLANATIONS["quiz_5"]["en"]
     assert QUIZ_KEY["quiz_5"] == (4 * 768 * 768,) * 2  # one layer, not 12
+
+
+def test_the_attention_hint_says_a_query_may_not_see_keys_not_scores():
+    task = next(item for item in PROSE if item.id == "task_attention")
+    assert "不许看那个键" in task.zh and "不许看的键" in task.zh and "不许看的位置" not in task.zh
+    assert "may not see that key" in task.en and "scores that may not be seen" not in task.en
+    assert "weights that may not be seen" not in task.en
