@@ -198,7 +198,7 @@ MULTI = Text("about_multi_head", """\
 
 办法是同时用好几组 Q、K、V，每组叫一个**头**，有自己的矩阵，独立做一遍上面的四步。
 实现上，一个 `d_model` 宽的 Q 被**拆分**成 `num_heads` 段，每段 `d_k = d_model / num_heads` 宽，一段给一个头。
-这等于把 W_q 的列按顺序切成 `num_heads` 块。头的编号和代码里的下标一样从 0 开始：头 0 用最左边的 `d_k` 列，
+这等于把 W_q 的列按顺序切成 `num_heads` 块。文章给头编号从 1 数起；这里和代码里的下标一样从 0 数起：头 0 用最左边的 `d_k` 列，
 头 1 用接下来的 `d_k` 列，依此类推。各头算完以后按顺序**拼接**（头 0 在最前面），再乘**输出矩阵** W_o。W_o 有两个作用：把拼接出来的长串变回
 `d_model` 的宽度，并让各个头的信息互相配合。原论文里每个词有 512 个数，分给 8 个头，每个头 64 个数；
 文章的图只画了三个头。我们的例子小一些：15 个数，3 个头，每个头 5 个数。""", """\
@@ -207,8 +207,8 @@ MULTI = Text("about_multi_head", """\
 The fix is to run several sets of Q, K, V at once. Each set is a **head** with its own matrices,
 and each runs the four steps on its own. In code, a Q of width `d_model` is **split** into
 `num_heads` slices of width `d_k = d_model / num_heads`, one per head. That is the same as cutting
-W_q's columns into `num_heads` blocks in order. Heads are numbered from 0, like indices in the code:
-head 0 uses the leftmost `d_k` columns, head 1 the next `d_k`, and so on. After attention, the
+W_q's columns into `num_heads` blocks in order. The article numbers the heads from 1; here they are numbered
+from 0, like indices in the code: head 0 uses the leftmost `d_k` columns, head 1 the next `d_k`, and so on. After attention, the
 heads' results are **concatenated** in order (head 0 first) and multiplied by the **output matrix** W_o.
 W_o does two jobs: it brings the long concatenation back to width `d_model`, and it lets the heads'
 findings combine. In the paper, each word's 512 numbers go to 8 heads of 64; the article's figure draws three

@@ -507,3 +507,10 @@ def test_the_attention_hint_says_a_query_may_not_see_keys_not_scores():
     assert "不许看那个键" in task.zh and "不许看的键" in task.zh and "不许看的位置" not in task.zh
     assert "may not see that key" in task.en and "scores that may not be seen" not in task.en
     assert "weights that may not be seen" not in task.en
+
+
+def test_the_lesson_says_the_article_counts_heads_from_1_and_the_code_from_0():
+    multi = next(item for item in PROSE if item.id == "about_multi_head")
+    assert "文章给头编号从 1 数起" in multi.zh and "下标一样从 0 数起" in multi.zh
+    assert "The article numbers the heads from 1" in multi.en
+    assert "from 0, like indices in the code" in multi.en
