@@ -309,7 +309,7 @@ LEARNED = Text("about_what_heads_learn", """\
 - 有一个头处理指代，比如让「她」找到前面的「小红」。
 
 同一年，Voita 等人发现很多头是多余的：一个翻译模型编码器的 48 个头，去掉 38 个，翻译质量只降了一点点。
-干重活的是少数几个分工明确的头。下面的小实验有 6 个头，一次去掉一个，看「借」的输出变了多少
+干重活的是少数几个分工明确的头。下面的小实验有 6 个头（每个头 5 个数，d_model = 30），一次去掉一个，看「借」的输出变了多少
 （变化的长度占输出长度的百分比）：
 
 - 头 0、头 1、头 2 各管一个角色：谁借出、借什么、借给谁。去掉其中任何一个，输出都变 60% 左右。
@@ -333,7 +333,7 @@ Clark et al. inspected the heads of BERT (released by Google in 2018: 12 layers 
 
 The same year, Voita et al. found many heads redundant: of the 48 encoder heads of a translation
 model, 38 could be removed with only a small loss of quality. A few specialised heads do the heavy
-lifting. The small experiment below has six heads. It removes one at a time and measures how
+lifting. The small experiment below has six heads of 5 numbers each (d_model = 30). It removes one at a time and measures how
 much 借's output changes (the change's length as a percentage of the output's length):
 
 - Heads 0, 1 and 2 each handle one role: who lends, what is lent, to whom. Removing any one of

@@ -514,3 +514,27 @@ def test_the_lesson_says_the_article_counts_heads_from_1_and_the_code_from_0():
     assert "文章给头编号从 1 数起" in multi.zh and "下标一样从 0 数起" in multi.zh
     assert "The article numbers the heads from 1" in multi.en
     assert "from 0, like indices in the code" in multi.en
+
+
+def test_the_removal_demo_says_its_width_and_what_its_percentages_divide_by(capsys):
+    out = printed(capsys, show.remove_each_head, solutions.multi_head_attention)
+    heads, width = lending.REDUNDANT_HEADS, lending.WIDE_MODEL
+    assert (heads, width) == (6, 30)
+    assert "6 heads of 5 numbers each, d_model = 30" in out
+    assert "6 个头，每个头 5 个数，d_model = 30" in out
+    assert "averaged before and after" not in out and "前后的平均" not in out
+    assert "with and without the head" in out and "去掉前和去掉后" in out
+    learned = next(item for item in PROSE if item.id == "about_what_heads_learn")
+    assert "d_model = 30" in learned.zh and "d_model = 30" in learned.en
+    # What it says it divides by is what lending.relative_difference divides by.
+    a, b = np.array([3.0, 4.0]), np.array([0.0, 0.0])
+    assert lending.relative_difference(a, b) == pytest.approx(5 / 2.5)
+
+
+@pytest.mark.parametrize("tokens", [10, 7])
+def test_the_cost_demo_prints_its_sequence_length_and_english_plurals(capsys, tokens):
+    out = printed(capsys, show.cost, 512, 8, tokens)
+    assert f"A sequence of {tokens} tokens, d_model = 512" in out
+    assert f"一句 {tokens} 个词，d_model = 512" in out
+    assert "head(s)" not in out
+    assert "  1 head of 512:" in out and "  8 heads of 64:" in out
