@@ -538,3 +538,72 @@ def test_the_cost_demo_prints_its_sequence_length_and_english_plurals(capsys, to
     assert f"一句 {tokens} 个词，d_model = 512" in out
     assert "head(s)" not in out
     assert "  1 head of 512:" in out and "  8 heads of 64:" in out
+
+
+def chinese_char(text):
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+@pytest.fixture
+def font(request, monkeypatch):
+    """plots.chinese_font() as the parameter asks: "cjk" (skip without one) or "none"."""
+    plots.chinese_font.cache_clear()
+    if request.param == "none":
+        monkeypatch.setenv("MHAKIT_PLOTS_NO_CJK", "1")
+    else:
+        monkeypatch.delenv("MHAKIT_PLOTS_NO_CJK", raising=False)
+        if plots.chinese_font() is None:
+            need_a_chinese_font("no font with Chinese glyphs was found on this machine")
+    yield request.param
+    plots.chinese_font.cache_clear()
+
+
+@pytest.mark.parametrize("font", ["cjk", "none"], indirect=True)
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_the_heat_maps_have_a_colour_bar_and_label_the_tokens_as_the_text_writes_them(
+        language, font):
+    import matplotlib
+    matplotlib.use("Agg")
+    with speaking(language):
+        figure = plots.head_heatmaps(solutions.multi_head_attention)
+    bars = [ax for ax in figure.axes if getattr(ax, "_colorbar", None) is not None]
+    assert len(bars) == 1
+    assert bars[0].get_ylabel() == ("注意力权重" if language == "zh" and font == "cjk"
+                                    else "attention weight")
+    panels = [ax for ax in figure.axes if ax not in bars]
+    assert len(panels) == 8
+    for ax in panels:
+        images = ax.get_images()
+        assert len(images) == 1 and images[0].get_clim() == (0, 1)
+    for ax, sentence in zip(panels, [lending.SENTENCE] * 4 + [lending.SWAPPED] * 4):
+        columns = [t.get_text() for t in ax.get_xticklabels()]
+        rows = [t.get_text() for t in ax.get_yticklabels()]
+        if font == "none":
+            assert columns == rows == [plots.PINYIN[t] for t in sentence]
+        elif language == "zh":
+            assert columns == rows == list(sentence)
+        else:  # the characters, and their pinyin beside them where there is room
+            assert columns == list(sentence)
+            assert rows == [f"{t} {plots.SOUND[t]}" for t in sentence]
+            assert all(t.get_rotation() == 0 for t in ax.get_xticklabels())
+
+
+@pytest.mark.parametrize("font", ["cjk", "none"], indirect=True)
+def test_the_bar_charts_read_as_english_in_the_english_release(font):
+    import matplotlib
+    matplotlib.use("Agg")
+    with speaking("en"):
+        bars = plots.verb_bars(solutions.attention)
+        removal = plots.removal_bars(solutions.multi_head_attention)
+    title, ylabel = bars.axes[0].get_title(), removal.axes[0].get_ylabel()
+    verb = "借 (lend)" if font == "cjk" else "the verb (lend)"
+    assert title == f"One head: {verb} spreads its attention over three words"
+    assert verb in ylabel and "lend's" not in ylabel and "借's" not in ylabel
+    for text in (title, ylabel):
+        assert chinese_char(text) == (font == "cjk")
+        assert set(text.replace("借", "")) <= set(map(chr, range(32, 127))) | {"\n"}
+    ticks = [t.get_text() for t in bars.axes[0].get_xticklabels()]
+    if font == "cjk":
+        assert ticks == [f"{t}\n{plots.SOUND[t]}" for t in lending.SENTENCE]
+    else:
+        assert ticks == [plots.PINYIN[t] for t in lending.SENTENCE]
