@@ -15,8 +15,10 @@ INTRO = Text("intro", """\
 最后把几个头拼成多头注意力。每个要实现的函数都写清了输入输出的形状、一个调用例子和一条提示。
 
 **怎么做**：从上往下依次运行。每个函数下面有一个「自查」单元，运行它就知道哪里还不对；
-还没写的函数会显示「not yet implemented」，不会报一长串错误。在终端里运行
-`python selfcheck.py mha.ipynb` 也能自查。
+还没写的函数会显示「not yet implemented」，不会报一长串错误。
+没通过的自查单元会在表下面显示一段红底的短注：Validate 按钮把这一格记为 0 分。它不会打断 Run All。
+显示「not run yet」，是定义这个函数的单元格还没有运行：先运行上面的单元格（或者 Run All）。
+在终端里运行 `python selfcheck.py mha.ipynb` 也能自查。
 
 **怎么评分**：评分时，你能编辑的代码单元会从上到下运行一遍，然后用随机生成的、没见过的输入检查你留下的函数。
 自查用的是公开的小例子，只为了帮你找错；分数只来自隐藏检查。
@@ -35,7 +37,10 @@ call and a hint.
 
 **How to work**: run the cells from top to bottom. Under each function, a self-check cell tells
 you what is still wrong; a function you have not written yet shows "not yet implemented" rather
-than a long traceback. `python selfcheck.py mha.ipynb` in a terminal checks the saved notebook.
+than a long traceback. A self-check cell that does not pass ends with a short note on a red
+background: the Validate button scores that cell 0. It does not stop Run All. "not run yet" means
+the cell that defines the function has not run: run the cells above it (or Run All).
+`python selfcheck.py mha.ipynb` in a terminal checks the saved notebook.
 
 **How it is graded**: the code cells you can edit run from top to bottom, then your functions are
 checked on random inputs you have never seen. The self-check uses small public examples to help

@@ -607,3 +607,14 @@ def test_the_bar_charts_read_as_english_in_the_english_release(font):
         assert ticks == [f"{t}\n{plots.SOUND[t]}" for t in lending.SENTENCE]
     else:
         assert ticks == [plots.PINYIN[t] for t in lending.SENTENCE]
+
+
+def test_how_to_work_says_what_a_failing_check_and_not_run_yet_mean():
+    intro = next(item for item in PROSE if item.id == "intro")
+    assert "红底的短注" in intro.zh and "Validate 按钮把这一格记为 0 分" in intro.zh
+    assert "不会打断 Run All" in intro.zh and "「not run yet」" in intro.zh
+    assert "先运行上面的单元格（或者 Run All）" in intro.zh
+    assert "short note on a red\nbackground" in intro.en
+    assert "the Validate button scores that cell 0" in intro.en
+    assert "It does not stop Run All" in intro.en and '"not run yet" means' in intro.en
+    assert "run the cells above it (or Run All)" in intro.en
