@@ -256,6 +256,9 @@ def _constant_factor(structure, args, kwargs, got, right, tolerance):
     slack = 1e-3 if tolerance["rtol"] > 1e-5 else 1e-6
     matching = [phrase for value, phrase in candidates
                 if math.isclose(factor, value, rel_tol=slack)]
+    big = np.abs(right) > 1e-3 * np.max(np.abs(right))
+    if not matching and len(np.unique(np.round(right[big], 9))) < 2:
+        return None  # one number (or all alike) fits any factor: only a size is news
     if not matching:
         known = ", ".join(symbol for symbol, _ in _sizes(structure, args, kwargs))
         key = "structure-factor-unknown" if known else "structure-factor-unnamed"
@@ -378,6 +381,8 @@ def _values_reordered(got, right, tolerance):
     """Every right number is there, but elsewhere (a reshape that reads another order)."""
     if got.size != right.size or right.size < 2 or np.ptp(right) == 0:
         return None
+    if np.allclose(np.ravel(got), np.ravel(right), **tolerance):
+        return None  # the same order, only another shape: the shape's own message
     if not np.allclose(np.sort(got, axis=None), np.sort(right, axis=None), **tolerance):
         return None
     return both("structure/values-reordered", "structure-reordered")
@@ -447,6 +452,12 @@ def _each_row_scaled(got, right, axis):
     low = np.min(np.where(positive, ratio, np.inf), axis=axis)
     high = np.max(np.where(positive, ratio, -np.inf), axis=axis)
     unused = np.isinf(low)  # a row the mask empties: nothing to compare
+    # A row of equal numbers is proportional to anything constant, and a factor 0 is
+    # no result at all: neither is evidence of a division by another sum.
+    varied = (np.max(np.where(positive, right, -np.inf), axis=axis)
+              - np.min(np.where(positive, right, np.inf), axis=axis)) > 1e-9
+    if np.any(~unused & np.isclose(low, 0.0, atol=1e-12)) or not np.any(varied & ~unused):
+        return False
     return bool(np.all(unused | np.isclose(low, high, rtol=1e-5, atol=1e-9)))
 
 

@@ -28,8 +28,14 @@ KNOWN_CJK_FILES = ("/usr/share/fonts/**/wqy-*.tt[cf]", "/usr/share/fonts/**/Noto
 CJK_FAMILIES = ("WenQuanYi Micro Hei", "WenQuanYi Zen Hei", "Noto Sans CJK SC",
                 "Noto Sans SC", "Source Han Sans SC", "Microsoft YaHei", "SimHei",
                 "PingFang SC", "Heiti SC", "Arial Unicode MS")
+# Without a Chinese font a token is drawn as this: pinyin, or the meaning where it says more.
 PINYIN = {"小明": "Xiaoming", "把": "ba", "书": "book", "借": "lend", "给": "gei", "了": "le",
           "小红": "Xiaohong"}
+# In the English release, with a font, the characters come first, as the text writes them,
+# and their pinyin beside them.
+# (Without tone marks: the Chinese fonts lack some of them, ǎ for one.)
+SOUND = {"小明": "Xiaoming", "把": "ba", "书": "shu", "借": "jie", "给": "gei", "了": "le",
+         "小红": "Xiaohong"}
 
 
 def _has_glyph(path, char="借"):
@@ -95,8 +101,17 @@ def text(zh, en):
     return zh if chinese() else en
 
 
-def word(token):
-    return token if chinese_font() is not None else PINYIN[token]
+def word(token, sep=" "):
+    """A token's label: its characters, as the text writes them; the English release adds
+    the pinyin after ``sep``; without a Chinese font, PINYIN's spelling alone."""
+    if chinese_font() is None:
+        return PINYIN[token]
+    return token if language() == "zh" else f"{token}{sep}{SOUND[token]}"
+
+
+def verb_in_english():
+    """借 as an English sentence names it: with its meaning, or the meaning alone."""
+    return "借 (lend)" if chinese_font() is not None else "the verb (lend)"
 
 
 def _figure(*args, **kwargs):
@@ -124,11 +139,12 @@ def verb_bars(attention):
     """A bar chart of 借's attention with one set of Q, K, V."""
     _, weights = lending.one_head_view(attention, lending.SENTENCE)
     figure, ax = _figure(figsize=(6, 3))
-    ax.bar([word(t) for t in lending.SENTENCE], weights, color="#4c72b0")
+    ax.bar([word(t, sep="\n") for t in lending.SENTENCE], weights, color="#4c72b0")
     ax.set_ylabel(text("注意力", "attention"))
     ax.set_ylim(0, 1)
     ax.set_title(text("一个头：「借」把注意力分给了三个词",
-                      f"One head: {word('借')} spreads its attention"))
+                      f"One head: {verb_in_english()} spreads its attention over three words"),
+                 fontsize=10)
     return _use_font(figure)
 
 
@@ -145,12 +161,17 @@ def head_heatmaps(multi_head_attention):
                                           for h, (zh, en, _) in enumerate(lending.ROLES)]
     figure, axes = _figure(2, 4, figsize=(13, 6.5))
     for ax_row, (sentence, panels) in zip(axes, rows):
-        names = [word(t) for t in sentence]
+        # The columns are narrow: the characters alone, upright as the text writes them
+        # (the rows beside them give the pinyin); spelled out, the words are turned.
+        upright = chinese_font() is not None
+        columns = list(sentence) if upright else [word(t) for t in sentence]
         for ax, weights, title in zip(ax_row, panels, titles):
-            ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
-            ax.set_xticks(range(len(names)), names, rotation=90)
-            ax.set_yticks(range(len(names)), names)
+            image = ax.imshow(weights, vmin=0, vmax=1, cmap="Blues")
+            ax.set_xticks(range(len(columns)), columns, rotation=0 if upright else 90)
+            ax.set_yticks(range(len(sentence)), [word(t) for t in sentence])
             ax.set_title(title)
+    bar = figure.colorbar(image, ax=axes, shrink=0.6)  # one scale, 0 to 1, for every panel
+    bar.set_label(text("注意力权重", "attention weight"))
     figure.suptitle(text("每一行是一个词在看谁：上面是原句，下面是把人名对调的句子",
                          "Each row: where one token looks. Top: the sentence; bottom: names swapped"))
     return _use_font(figure)
@@ -185,5 +206,5 @@ def removal_bars(multi_head_attention):
     ax.set_xlabel(text("去掉的头", "head removed"))
     # The unit is show.remove_each_head's: the change's length over the output's length.
     ax.set_ylabel(text("「借」的输出变了\n（占输出长度的 %）",
-                       f"change in {word('借')}'s output\n(% of the output's length)"))
+                       f"change in the output of\n{verb_in_english()} (% of its length)"))
     return _use_font(figure)

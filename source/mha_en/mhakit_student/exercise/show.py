@@ -182,10 +182,14 @@ def six_head_role(head):
 def remove_each_head(multi_head_attention):
     changes = [lending.change_when_removed(multi_head_attention, head)
                for head in range(lending.REDUNDANT_HEADS)]
-    print(say("一次去掉一个头，看「借」的输出变了多少"
-              "（变化的长度 ÷ 输出的长度，后者取去掉前后的平均）：",
-              "Removing one head at a time, how much 借's output changes (the change's length "
-              "÷ the output's length, averaged before and after):"))
+    heads, width = lending.REDUNDANT_HEADS, lending.WIDE_MODEL
+    print(say(f"{heads} 个头，每个头 {width // heads} 个数，d_model = {width}。",
+              f"{heads} heads of {width // heads} numbers each, d_model = {width}."))
+    print(say("一次去掉一个头，看「借」的输出变了多少：变化的长度占输出长度的百分比。"
+              "去掉一个头，输出的长度也会变，所以这里的输出长度取去掉前和去掉后两个长度的平均。",
+              "Removing one head at a time, how much 借's output changes: the change's length "
+              "as a percentage of the output's length. Removing a head changes that length too, "
+              "so the mean of the two lengths, with and without the head, is used."))
     labels = [say(f"去掉头 {head}（{zh}）", f"without head {head} ({en})")
               for head, (zh, en) in enumerate(map(six_head_role, range(len(changes))))]
     width = max(map(display_width, labels)) + 2
@@ -205,9 +209,11 @@ def cost(d_model=512, heads=8, tokens=10):
         projections = tokens * parameters
         attention = 2 * h * tokens * tokens * width  # scores, then the blend of V
         rows.append((h, width, parameters, projections + attention))
+    print(say(f"一句 {tokens} 个词，d_model = {d_model}：",
+              f"A sequence of {tokens} tokens, d_model = {d_model}:"))
     for h, width, parameters, multiply_adds in rows:
         print(say(f"  {h} 个头 × {width} 个数：参数 {parameters:,}，乘加 {multiply_adds:,}",
-                  f"  {h} head(s) of {width}: {parameters:,} parameters, "
-                  f"{multiply_adds:,} multiply-adds"))
+                  f"  {h} {'head' if h == 1 else 'heads'} of {width}: {parameters:,} "
+                  f"parameters, {multiply_adds:,} multiply-adds"))
     print(say(f"  每个头除以 √{d_k} = {math.sqrt(d_k):g}", f"  each head divides by √{d_k} = {math.sqrt(d_k):g}"))
     return rows
