@@ -112,10 +112,35 @@ def wrong_answers(reference_answers, mistake_id):
 @pytest.mark.parametrize("language", ["zh", "en"])
 @pytest.mark.parametrize("mistake_id", sorted(EDITS))
 def test_each_mistake_is_named_as_itself(reference_answers, mistake_id, language):
-    mistake = ALL[mistake_id]
     function = EDITS[mistake_id][0]
-    result = grade_answers(wrong_answers(reference_answers, mistake_id), seed=17,
-                           language=language)
+    assert_named_only(wrong_answers(reference_answers, mistake_id), function, mistake_id,
+                      language)
+
+
+# Other ways of writing a catalogued mistake: id -> [(function, edits)]
+ALSO = {
+    # axis=0 is another axis than the one asked for on a 2-D and on a 3-D input, where the
+    # default -1 was the same axis as the one asked for on a 2-D input
+    "softmax/wrong-axis": [("softmax", [("axis=axis", "axis=0"), ("axis=axis", "axis=0")])],
+}
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("mistake_id, function, edits",
+                         [(m, f, e) for m, ways in ALSO.items() for f, e in ways])
+def test_each_way_of_writing_a_mistake_is_named_as_it(reference_answers, mistake_id, function,
+                                                      edits, language):
+    answers = edited(reference_answers, function, edits)
+    assert_named_only(answers, function, mistake_id, language)
+    named = {tag for result in self_check(answers, language) for tag in result.tags
+             if result.check.function == function}
+    assert named == {mistake_id}
+
+
+def assert_named_only(answers, function, mistake_id, language):
+    """Graded, ``answers`` name ``mistake_id`` and nothing else for ``function``."""
+    mistake = ALL[mistake_id]
+    result = grade_answers(answers, seed=17, language=language)
     named = {tag for test in result["tests"] if not with_own_pieces(test, function)
              for tag in test.get("tags", []) if not tag.startswith("general/")}
     assert named == {mistake_id}

@@ -22,12 +22,20 @@ def _softmax_no_shift(x, axis=-1):
     return e / np.sum(e, axis=axis, keepdims=True)  # diagnose() silences the overflow
 
 
-def _softmax_other_axis(x, axis=-1):
-    x = np.asarray(x)
-    others = [a for a in range(x.ndim) if a != axis % x.ndim]
-    if not others:
-        raise ValueError("no other axis")
-    return ref.softmax(x, axis=others[-1])
+def _softmax_along(other):
+    """softmax along the axis ``other`` instead of the one asked for: ``axis=0`` written
+    in, or the default axis kept, whichever axis the check asks for."""
+    def variant(x, axis=-1):
+        x = np.asarray(x)
+        if not -x.ndim <= other < x.ndim or other % x.ndim == axis % x.ndim:
+            raise ValueError("not another axis of this input")
+        return ref.softmax(x, axis=other)
+    return variant
+
+
+# Any other axis of an input of up to 3 axes (the checks' largest): a softmax with the
+# axis written in is wrong along a different axis on a 2-D and on a 3-D input.
+_SOFTMAX_OTHER_AXES = tuple(_softmax_along(other) for other in (-1, -2, 0))
 
 
 def _softmax_whole(x, axis=-1):
@@ -179,7 +187,7 @@ CATALOGUE = {
         Mistake("softmax/no-max-subtraction", _softmax_no_shift,
                 "先减去最大值再取 exp：logit 很大时（如 1e4）exp 会溢出成 inf，结果变成 NaN。",
                 "Subtract the maximum before np.exp: large logits such as 1e4 overflow to inf and give NaN."),
-        Mistake("softmax/wrong-axis", _softmax_other_axis,
+        Mistake("softmax/wrong-axis", _SOFTMAX_OTHER_AXES,
                 "沿着错误的轴做了归一化：用参数 axis 指定的那一维。",
                 "Normalised along the wrong axis: use the axis the `axis` argument names."),
         Mistake("softmax/normalised-over-whole-array", _softmax_whole,
