@@ -81,6 +81,12 @@ TEXTS = {
                            "either the cell that defines it stopped with an error before it "
                            "(a \"did not run\" line above names the cell), or its definition "
                            "was removed or renamed"),
+    # a check of one function that runs another of the student's functions first
+    "piece-wrong": ("这一项检查先用了你的 {piece}，而 {call} 的结果不对（{piece} 自己的检查会说"
+                    "错在哪里），所以这里还判断不了 {name}：先改好 {piece}",
+                    "this check runs your {piece} first, and {call} gives a wrong result "
+                    "({piece}'s own checks say what is wrong), so it cannot judge {name} yet: "
+                    "fix {piece} first"),
     "raised": ("{name} 抛出了异常 {error}", "{name} raised {error}"),
     "unchecked": ("无法检查这个结果（{error}）", "the result could not be checked ({error})"),
     "all-pass": ("{count}/{count} 项检查通过", "{count}/{count} checks"),

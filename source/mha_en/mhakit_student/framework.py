@@ -247,6 +247,17 @@ def tolerance_for(dtype):
     return TOLERANCE.get(np.dtype(dtype), TOLERANCE[np.dtype(np.float64)])
 
 
+def expect_piece(got, expected, call, piece, name):
+    """In a check of ``name``, the result of the student's own ``piece`` that it builds
+    on: where that is wrong, the check cannot judge ``name``, and it says so instead of
+    letting a mistake of ``name`` be named for what ``piece`` got wrong."""
+    try:
+        expect_array(got, expected, call)
+    except CheckFailed:
+        raise CheckFailed(say("piece-wrong", piece=piece, call=call, name=name),
+                          tags=("general/piece-wrong",)) from None
+
+
 def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False,
                  show=None):
     """Shape first, then dtype, then values, each with its own message.

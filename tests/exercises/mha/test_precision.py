@@ -34,9 +34,13 @@ def causes(tag):
     return {f"structure/{cause}" for cause in match["causes"].split("|") if cause}
 
 
-def is_correct(tag, function, ok):
+def is_correct(tag, function, ok, wrong_function=None):
     """Whether ``tag``, given on a check of ``function``, names a true cause: any cause it
-    lists is in OK, plainly or as "<function>:<tag>" (true on that function's checks)."""
+    lists is in OK, plainly or as "<function>:<tag>" (true on that function's checks).
+    "A piece this check runs first is wrong" is true on any function but the wrong one,
+    since each entry gets only ``wrong_function`` wrong."""
+    if tag == "general/piece-wrong" and wrong_function is not None:
+        return function != wrong_function
     return any(cause in ok or f"{function}:{cause}" in ok for cause in causes(tag))
 
 
@@ -49,6 +53,8 @@ def test_the_parse_of_tags():
     assert not is_correct("structure/one-of(a|b)", "softmax", {"structure/c"})
     assert is_correct("structure/a", "softmax", {"softmax:structure/a"})
     assert not is_correct("structure/a", "attention", {"softmax:structure/a"})
+    assert is_correct("general/piece-wrong", "concat_heads", set(), "split_heads")
+    assert not is_correct("general/piece-wrong", "split_heads", set(), "split_heads")
 
 
 def answers_with(name):
@@ -68,21 +74,22 @@ def graded(name, language):
 def wrong_names(name, language):
     """Every tag of a non-passed hidden test or self-check result that names no true
     cause: (door, language, test, tag, message)."""
-    ok = CORPUS[name][2]
+    wrong_function, _, ok, _ = CORPUS[name]
     wrong = []
     for test in graded(name, language)["tests"]:
         if test["status"] == "passed":
             continue
         function = test["name"].split(":")[0]
         wrong += [("grader", language, test["name"], tag, test["output"])
-                  for tag in test.get("tags", []) if not is_correct(tag, function, ok)]
+                  for tag in test.get("tags", [])
+                  if not is_correct(tag, function, ok, wrong_function)]
     for result in self_check(answers_with(name), language):
         if result.status == PASSED:
             continue
         function = result.check.function
         wrong += [("self-check", language, result.check.name,
                    tag, result.message)
-                  for tag in result.tags if not is_correct(tag, function, ok)]
+                  for tag in result.tags if not is_correct(tag, function, ok, wrong_function)]
     return wrong
 
 
@@ -119,9 +126,6 @@ WRONG_NAMES = {
         "structure/constant-factor on attention/multi_head_attention with identical keys"
         " (both doors, both languages): log-softmax of equal scores is -log T_k, a constant,"
         " so the output is off by one factor, but no scaling step is missing or wrong"),
-    "split_heads/split-along-T": (
-        "concat_heads/reshape-without-transpose on 'concat_heads: undoes split_heads': the"
-        " student's split_heads cut along T, their concat_heads is right"),
 }
 
 

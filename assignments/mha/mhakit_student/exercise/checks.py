@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ..framework import (Checks, CheckFailed, NotImplementedYet, expect_array,
-                         expect_inputs_unchanged, expect_pair, tolerance_for)
+                         expect_inputs_unchanged, expect_pair, expect_piece, tolerance_for)
 from ..known_answers import KnownAnswers
 from .wording import say
 
@@ -291,10 +291,15 @@ def _(student, _rng):
     expect_inputs_unchanged(student, "concat_heads")
 
 
+KNOWN.case("split_heads/for-concat", "split_heads", np.arange(3 * 12.0).reshape(3, 12), 3)
+
+
 @check("concat_heads", "undoes split_heads", zh="拼接是拆分的逆运算")
 def _(student, _rng):
     X = np.arange(3 * 12.0).reshape(3, 12)
-    heads = student.call("split_heads", X, 3)
+    heads = KNOWN.call(student, "split_heads/for-concat")
+    expect_piece(heads, KNOWN.expected("split_heads/for-concat"), "split_heads(X, 3)",
+                 "split_heads", "concat_heads")
     expect_array(student.call("concat_heads", np.asarray(heads)), X,
                  "concat_heads(split_heads(X, 3))")
 
