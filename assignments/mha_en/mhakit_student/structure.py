@@ -191,8 +191,14 @@ IMPLIED_BY = {
     "structure/normalised-along-another-axis": {"structure/axes-swapped",
                                                 "structure/axes-permuted"},
     "structure/each-row-off-by-a-factor": {"structure/constant-factor",
+                                           "structure/unexplained-factor",
                                            "structure/normalised-over-whole-array"},
 }
+
+
+# A factor that equals a size names its scaling step; one that equals none is only what
+# was seen, with what can cause it (an earlier step off alike everywhere, too).
+FACTOR_CLASSES = ("structure/constant-factor", "structure/unexplained-factor")
 
 
 def _without_implied(found):
@@ -203,7 +209,7 @@ def _without_implied(found):
             if not any(other.id in IMPLIED_BY.get(d.id, ()) and where == index
                        for where, other in found)]
     if len({index for index, _ in kept}) > 1:
-        kept = [(index, d) for index, d in kept if d.id != "structure/constant-factor"
+        kept = [(index, d) for index, d in kept if d.id not in FACTOR_CLASSES
                 or not any(where != index for where, _ in kept)]
     return kept
 
@@ -262,7 +268,7 @@ def _constant_factor(structure, args, kwargs, got, right, tolerance):
     if not matching:
         known = ", ".join(symbol for symbol, _ in _sizes(structure, args, kwargs))
         key = "structure-factor-unknown" if known else "structure-factor-unnamed"
-        return both("structure/constant-factor", key, sizes=known)
+        return both("structure/unexplained-factor", key, sizes=known)
     if len(matching) == 1:
         return both("structure/constant-factor", "structure-factor", phrase=matching[0])
     joined = {language: pick(TEXTS["structure-or"], language).join(

@@ -164,14 +164,19 @@ TEXTS = {
                                    "are equal on these inputs, so the check cannot tell which)."),
     "structure-or": ("；或者", "; or "),
     "structure-factor-unknown": ("每个数都差同一个倍数，但它不等于这次调用的任何一个尺寸"
-                                 "（{sizes}）：看看是不是多了或少了一步缩放，或者缩放用错了量。",
+                                 "（{sizes}）。可能是多了或少了一步缩放、缩放用错了量；也可能是"
+                                 "前面某一步在这组输入上处处错得一样（输入里的数都相等时，很多"
+                                 "错误看起来都只差一个倍数）。",
                                  "Every entry is off by the same factor, which equals none of "
-                                 "this call's sizes ({sizes}): look for a scaling step too many "
-                                 "or missing, or one by the wrong amount."),
-    "structure-factor-unnamed": ("每个数都差同一个倍数：看看是不是多了或少了一步缩放，或者缩放"
-                                 "用错了量。",
-                                 "Every entry is off by the same factor: look for a scaling "
-                                 "step too many or missing, or one by the wrong amount."),
+                                 "this call's sizes ({sizes}). A scaling step too many, missing "
+                                 "or by the wrong amount does this; so does an earlier step that "
+                                 "is off alike everywhere on these inputs (where the inputs "
+                                 "hold many equal numbers, many mistakes look like one factor)."),
+    "structure-factor-unnamed": ("每个数都差同一个倍数。可能是多了或少了一步缩放、缩放用错了"
+                                 "量；也可能是前面某一步在这组输入上处处错得一样。",
+                                 "Every entry is off by the same factor. A scaling step too "
+                                 "many, missing or by the wrong amount does this; so does an "
+                                 "earlier step that is off alike everywhere on these inputs."),
     "structure-phrase-missing": ("还没有除以 {right}", "the division by {right} is missing"),
     "structure-phrase-times": ("多乘了一个 {size}（或者少除了一个 {size}）",
                                "there is a factor {size} too many (or a division by {size} "

@@ -32,8 +32,10 @@ BATCH = {"structure/wrong-with-batch-axes", "structure/wrong-with-more-batch-axe
 MORE_BATCH = {"structure/wrong-with-more-batch-axes"}  # right with one batch axis only
 F32_TO_F64 = {"general/float32-became-float64"}
 IN_PLACE = {"general/input-modified-in-place"}
-FACTOR = {"structure/constant-factor"}
-ROW_FACTOR = {"structure/constant-factor", "structure/each-row-off-by-a-factor"}
+# A factor equal to no size is an observation, true wherever the factor is
+UNEXPLAINED = {"structure/unexplained-factor"}
+FACTOR = {"structure/constant-factor"} | UNEXPLAINED
+ROW_FACTOR = FACTOR | {"structure/each-row-off-by-a-factor"}
 OTHER_AXIS = {"structure/normalised-along-another-axis"}
 SWAPPED = {"structure/axes-swapped", "structure/values-reordered"}
 PERMUTED = {"structure/axes-permuted", "structure/values-reordered"}
@@ -130,7 +132,10 @@ MISTAKES = {
                        | only("attention", BATCH), 'axis=1 hard-coded: another axis than the one the argument names'),
     "softmax/log-softmax": ("softmax", [
         ("return exps / np.sum(exps, axis=axis, keepdims=True)",
-         "return shifted - np.log(np.sum(exps, axis=axis, keepdims=True))")], set(), 'log-softmax instead of softmax'),
+         "return shifted - np.log(np.sum(exps, axis=axis, keepdims=True))")],
+        # where every key scores alike, log-softmax's weights are all -log T_k: one factor
+        only("attention", UNEXPLAINED) | only("multi_head_attention", UNEXPLAINED),
+        'log-softmax instead of softmax'),
     "softmax/divided-by-max": ("softmax", [
         ("shifted = x - np.max(x, axis=axis, keepdims=True)",
          "shifted = x / np.max(x, axis=axis, keepdims=True)")], set(), 'divides by the maximum instead of subtracting it'),

@@ -122,10 +122,6 @@ WRONG_NAMES = {
         " with identity weights the scores are symmetric, so the softmax over T_q equals the"
         " right weights transposed; the cause is the axis normalised along, which this"
         " evidence does not tell apart from swapped axes"),
-    "softmax/log-softmax": (
-        "structure/constant-factor on attention/multi_head_attention with identical keys"
-        " (both doors, both languages): log-softmax of equal scores is -log T_k, a constant,"
-        " so the output is off by one factor, but no scaling step is missing or wrong"),
 }
 
 
