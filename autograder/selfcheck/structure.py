@@ -29,7 +29,7 @@ import importlib
 import itertools
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,8 @@ class Diagnosis:
     id: str  # "structure/<class>", for results.json and the class report
     zh: str
     en: str
+    # proven on its own evidence, so that a class implying it does not make it give way
+    stands_alone: bool = field(default=False, compare=False)
 
     def text(self, language):
         return pick((self.zh, self.en), language)
@@ -206,8 +208,8 @@ def _without_implied(found):
     that is only off by a constant factor, beside another result that something else
     explains, follows from it (weights scaled by c scale the output by c)."""
     kept = [(index, d) for index, d in found
-            if not any(other.id in IMPLIED_BY.get(d.id, ()) and where == index
-                       for where, other in found)]
+            if d.stands_alone or not any(other.id in IMPLIED_BY.get(d.id, ())
+                                         and where == index for where, other in found)]
     if len({index for index, _ in kept}) > 1:
         kept = [(index, d) for index, d in kept if d.id not in FACTOR_CLASSES
                 or not any(where != index for where, _ in kept)]
@@ -410,12 +412,30 @@ def _normalised_elsewhere(got, right, names, tolerance):
     others = [a for a in range(got.ndim) if a not in axes and got.shape[a] > 1
               and _sums_to_one(got, a)]
     if others:
-        return both("structure/normalised-along-another-axis", "structure-other-axis",
-                    got=_axis_label(others[0], right.ndim, names), expected=wanted)
+        found = both("structure/normalised-along-another-axis", "structure-other-axis",
+                     got=_axis_label(others[0], right.ndim, names), expected=wanted)
+        return replace(found, stands_alone=_renormalised(got, right, others[0], axes[-1],
+                                                         tolerance))
     if right.size > right.shape[axes[-1]] and math.isclose(float(np.sum(got)), 1.0,
                                                           rel_tol=1e-6, abs_tol=1e-6):
         return both("structure/normalised-over-whole-array", "structure-whole", expected=wanted)
     return None
+
+
+def _renormalised(got, right, other, wanted, tolerance):
+    """Whether ``got`` is the right result's exponentials (up to a shift per slice along
+    ``wanted``) normalised along ``other`` instead: then got / right is a factor per
+    slice along ``wanted`` over one per slice along ``other``. Swapped axes give that
+    only where the scores are symmetric, and there the evidence cannot tell the two apart.
+    """
+    if not (np.all(right > 0) and np.all(got > 0)):
+        return False
+    with np.errstate(all="ignore"):
+        ratio = np.log(got) - np.log(right)
+    rest = (ratio - np.mean(ratio, axis=wanted, keepdims=True)
+            - np.mean(ratio, axis=other, keepdims=True)
+            + np.mean(ratio, axis=(wanted, other), keepdims=True))
+    return bool(np.all(np.isfinite(rest)) and np.max(np.abs(rest)) < 10 * tolerance["rtol"])
 
 
 def _rows_scaled(got, right, names, tolerance):

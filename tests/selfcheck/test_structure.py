@@ -111,6 +111,32 @@ def test_softmax_along_axis_0_when_axis_minus_1_is_asked():
     assert "axis 0" in found.en and "axis 2 (that is, axis=-1)" in found.en
 
 
+def test_swapped_weights_are_swapped_axes_where_the_scores_are_not_symmetric():
+    S = RNG.standard_normal((2, 4, 4))
+    found = named("softmax", lambda x, axis=-1: np.swapaxes(ref.softmax(x), -1, -2), S)
+    assert found.id == "structure/axes-swapped"
+
+
+def test_a_softmax_over_T_q_of_symmetric_scores_is_either_cause():
+    # Symmetric scores: normalising over T_q gives the right weights transposed, so the
+    # evidence fits swapped axes and another axis alike, and both are listed.
+    A = RNG.standard_normal((2, 4, 4))
+    S = A + np.swapaxes(A, -1, -2)
+    found = named("softmax", lambda x, axis=-1: ref.softmax(x, axis=-2), S)
+    assert found.id == "structure/one-of(axes-swapped|normalised-along-another-axis)"
+    # Not symmetric: only the axis normalised along fits.
+    found = named("softmax", lambda x, axis=-1: ref.softmax(x, axis=-2), A)
+    assert found.id == "structure/normalised-along-another-axis"
+
+
+def test_a_shift_along_one_axis_and_a_sum_along_another_is_another_axis():
+    def shifted_by_row_max_summed_by_column(x, axis=-1):
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-2, keepdims=True)
+    found = named("softmax", shifted_by_row_max_summed_by_column, x)
+    assert found.id == "structure/normalised-along-another-axis"
+
+
 def test_softmax_over_the_whole_array():
     found = named("softmax", lambda x, axis=-1: np.exp(x) / np.sum(np.exp(x)), x)
     assert found.id == "structure/normalised-over-whole-array"

@@ -114,20 +114,7 @@ def test_none_of_the_corpus_is_catalogued_or_already_tested():
             assert tag in ALL or tag.startswith(("structure/", "general/")), tag
 
 
-# Entries whose feedback still names a wrong cause, with the honest OK sets of the corpus:
-# the engine's to fix (strict: an entry that stops failing must leave this list).
-WRONG_NAMES = {
-    "attention/softmax-axis-2": (
-        "structure/axes-swapped on multi_head_attention's weights (both doors, both languages):"
-        " with identity weights the scores are symmetric, so the softmax over T_q equals the"
-        " right weights transposed; the cause is the axis normalised along, which this"
-        " evidence does not tell apart from swapped axes"),
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=WRONG_NAMES[name]))
-    if name in WRONG_NAMES else name for name in sorted(CORPUS)])
+@pytest.mark.parametrize("name", sorted(CORPUS))
 def test_no_diagnosis_names_a_wrong_cause(name):
     wrong = [w for language in LANGUAGES for w in wrong_names(name, language)]
     assert not wrong, f"{name}: {len(wrong)} wrong name(s)\n" + "\n".join(
