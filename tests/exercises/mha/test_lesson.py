@@ -12,7 +12,8 @@ import pytest
 
 import solutions
 from autograder.selfcheck.wording import speaking
-from tests.mha_exercise import EXERCISE, QUIZ_EXPLANATIONS, QUIZ_KEY, lending, plots, show
+from tests.mha_exercise import (EXERCISE, PUBLIC, QUIZ_EXPLANATIONS, QUIZ_KEY, lending, plots,
+                                show)
 
 lesson = EXERCISE.content("lesson")
 
@@ -500,6 +501,9 @@ def test_quiz_5_asks_about_one_layer_of_the_twelve():
     assert "每层" in QUIZ_EXPLANATIONS["quiz_5"]["zh"]
     assert "per layer" in QUIZ_EXPLANATIONS["quiz_5"]["en"]
     assert QUIZ_KEY["quiz_5"] == (4 * 768 * 768,) * 2  # one layer, not 12
+    # and the self-check's word for an answer of the wrong form says so too
+    shipped_words = PUBLIC.wording.WORDS.texts["quiz-pair"]
+    assert "一层" in shipped_words[0] and "one layer" in shipped_words[1]
 
 
 def test_the_attention_hint_says_a_query_may_not_see_keys_not_scores():

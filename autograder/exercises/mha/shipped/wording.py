@@ -24,8 +24,9 @@ WORDS = Words({
     "quiz-not-started": ("测验还没有作答", "the quiz is not answered yet"),
     "quiz-unanswered": ("还没有作答：{names}", "not answered yet: {names}"),
     "quiz-choice": ("{question} 应该是 {choices} 之一", "{question} should be one of {choices}"),
-    "quiz-pair": ("quiz_5 应该是两个数：(12 个头的参数量, 1 个头的参数量)",
-                  "quiz_5 should be a pair of numbers: (with 12 heads, with 1 head)"),
+    "quiz-pair": ("quiz_5 应该是两个数：(一层 12 个头的参数量, 一层 1 个头的参数量)",
+                  "quiz_5 should be a pair of numbers, for one layer: (with 12 heads, with "
+                  "1 head)"),
     "quiz-number": ("quiz_6 应该是一个数", "quiz_6 should be a number"),
 })
 say = WORDS.say
