@@ -119,8 +119,8 @@ def test_each_mistake_is_named_as_itself(reference_answers, mistake_id, language
 
 # Other ways of writing a catalogued mistake: id -> [(function, edits)]
 ALSO = {
-    # axis=0 is another axis than the one asked for on a 2-D and on a 3-D input, where the
-    # default -1 was the same axis as the one asked for on a 2-D input
+    # axis=0 written in: the wrong axis on the 2-D checks and on the 3-D ones alike, where
+    # axis=-1 written in (EDITS) is wrong only on a check that asks for another axis
     "softmax/wrong-axis": [("softmax", [("axis=axis", "axis=0"), ("axis=axis", "axis=0")])],
 }
 
