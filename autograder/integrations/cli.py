@@ -151,11 +151,24 @@ def _build(args):
         print(f"mhakit build: {course} has no nbgrader_config.py; is it the course folder?",
               file=sys.stderr)
         return 2
-    for folder in write_source(exercise, course):
+    chosen = [name for name, lang in exercise.assignments.items()
+              if args.language in (None, lang)]
+    for folder in write_source(exercise, course, chosen):
         print(f"wrote {folder}", file=sys.stderr)
         if not args.source_only:
             print(f"wrote {generate_release(course, folder.name)}", file=sys.stderr)
     return 0
+
+
+def _doctor(args):
+    from ..exercise import current
+    from .doctor import run
+
+    course = Path(args.course)
+    if not course.is_dir():
+        print(f"mhakit doctor: {course} is not a folder", file=sys.stderr)
+        return 2
+    return run(course, current())
 
 
 def _gradescope(args):
@@ -216,7 +229,14 @@ def parser():
     build.add_argument("--exercise-files", action="store_true",
                        help="rewrite the exercise's generated files (its release layout and "
                             "fingerprints), for its author to commit")
+    build.add_argument("--language", choices=LANGUAGES,
+                       help="build one language's assignment only (formgrader then shows "
+                            "each student out of 100; default: both)")
     build.set_defaults(run=_build, parser=build)
+
+    doctor = commands.add_parser("doctor", help="check a course as it stands, one line each")
+    doctor.add_argument("--course", default=".", help="the course folder (default: .)")
+    doctor.set_defaults(run=_doctor, parser=doctor)
 
     gradescope = commands.add_parser("gradescope", help="build Gradescope's autograder.zip")
     gradescope.add_argument("--out", default="autograder.zip", help="where to write the zip")

@@ -213,3 +213,15 @@ def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
         assert markdown.startswith(f"# {title}") and words in markdown
     refused = mhakit("grade", str(course / "submitted"), "--language", "fr")
     assert refused.returncode == 2 and "invalid choice" in refused.stderr
+
+
+def test_build_with_one_language_writes_that_assignment_only(tmp_path):
+    # A course in one language has one assignment, so formgrader shows it out of 100.
+    import shutil
+
+    from tests.conftest import REPO
+
+    shutil.copy(REPO / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    done = mhakit("build", "--course", str(tmp_path), "--source-only", "--language", "en")
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in (tmp_path / "source").iterdir()) == ["mha_en"]

@@ -1,0 +1,268 @@
+"""``mhakit doctor``: a course as it stands, one line per thing that a grading run, a
+release or a student's fetch and submit depend on.
+
+Each line is ok, a note, or names the fix. The doctor only reads: it changes no file, no
+gradebook and no exchange. It exits non-zero when something would break the course's run.
+"""
+
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+# nbgrader's own default, used when no config sets c.Exchange.root.
+DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
+# What the course's nbgrader_config.py must keep for the kit's doors to be the ones in force.
+KIT_SETTINGS = {
+    ("Autograde", "exporter_class"):
+        "autograder.integrations.nbgrader_plugin.BoundedNotebookReader",
+    ("ExchangeFactory", "collect"): "autograder.integrations.collect.CheckedCollect",
+    ("ExportApp", "plugin_class"): "autograder.integrations.export.ExerciseExport",
+}
+ISOLATED = "autograder.integrations.nbgrader_plugin.IsolatedAutograde"
+
+
+@dataclass(frozen=True)
+class Finding:
+    topic: str
+    line: str
+    ok: bool = True
+    breaks: bool = False  # the course's run would fail: the doctor exits non-zero
+    note: bool = False    # true, and worth knowing, but nothing to fix
+
+    def shown(self):
+        mark = "ok  " if self.ok and not self.note else "note" if self.ok else "FIX "
+        return f"{mark} {self.topic}: {self.line}"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The nbgrader settings in force for one reader, and the files they came from."""
+    values: dict
+    files: list
+
+    def get(self, section, key, default=None):
+        return self.values.get(section, {}).get(key, default)
+
+
+def config_dirs():
+    """Where nbgrader looks for nbgrader_config.py, weakest first, and which of those
+    the course's students read as well (not the instructor's own, nor a private venv)."""
+    from jupyter_core.paths import jupyter_config_dir, jupyter_config_path
+
+    strongest_first = jupyter_config_path()
+    mine = {Path(jupyter_config_dir()).resolve(), Path.home().resolve()}
+    shared = [folder for folder in strongest_first
+              if not any(Path(folder).resolve().is_relative_to(own) for own in mine)]
+    return list(reversed(strongest_first)), list(reversed(shared))
+
+
+def load_config(folders):
+    """The merged nbgrader config of ``folders`` (weakest first), as nbgrader merges it."""
+    from traitlets.config.loader import Config as Merged
+    from traitlets.config.loader import PyFileConfigLoader
+
+    merged, files = Merged(), []
+    for folder in folders:
+        path = Path(folder) / "nbgrader_config.py"
+        if path.is_file():
+            merged.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
+            files.append(str(path))
+    values = {section: dict(merged[section]) for section in merged
+              if isinstance(merged[section], Merged)}
+    return Config(values=values, files=files)
+
+
+def findings(course, exercise, *, humans=None):
+    """Every check's finding for the course folder ``course``."""
+    from .privacy import other_humans
+
+    course = Path(course).resolve()
+    humans = other_humans() if humans is None else humans
+    instructor_dirs, student_dirs = config_dirs()
+    try:
+        mine = load_config([*instructor_dirs, course])
+        theirs = load_config(student_dirs)
+    except Exception as error:  # a config that does not run: nbgrader would stop too
+        return [Finding("config", f"an nbgrader_config.py does not load ({error}): fix it",
+                        ok=False, breaks=True)]
+    exchange = Path(mine.get("Exchange", "root", DEFAULT_EXCHANGE))
+    course_id = mine.get("CourseDirectory", "course_id", "")
+    assignments = [name for name in exercise.assignments if (course / "source" / name).is_dir()]
+    return [config_finding(course, mine), *exchange_findings(exchange, course_id, humans),
+            students_finding(exchange, theirs, humans, course), privacy_finding(course),
+            confinement_finding(), *gradebook_findings(course, mine, exercise, assignments),
+            *release_findings(course, exercise, assignments, exchange / course_id),
+            totals_finding(assignments)]
+
+
+def config_finding(course, config):
+    """The files in force, and whether they keep the kit's doors."""
+    if not (course / "nbgrader_config.py").is_file():
+        return Finding("config", f"{course} has no nbgrader_config.py: run the doctor in the "
+                       "course folder (a clone of mha-kit)", ok=False, breaks=True)
+    lost = [f"c.{section}.{key}" for (section, key), value in KIT_SETTINGS.items()
+            if config.get(section, key) != value]
+    if ISOLATED not in config.get("Autograde", "autograde_preprocessors", []):
+        lost.insert(0, "c.Autograde.autograde_preprocessors (nbgrader would run student "
+                       "code in a kernel)")
+    root = config.get("CourseDirectory", "root")
+    if root and Path(root).resolve() != course:
+        lost.append(f"c.CourseDirectory.root is {root}, not this course")
+    read = ", ".join(config.files)
+    if lost:
+        return Finding("config", f"nbgrader reads {read}; these no longer say what the kit's "
+                       f"nbgrader_config.py says: {', '.join(lost)}", ok=False, breaks=True)
+    return Finding("config", f"nbgrader reads {read}; the kit's doors are in force")
+
+
+def mode_of(path):
+    return stat.filemode(path.stat().st_mode)
+
+
+def exchange_findings(root, course_id, humans):
+    """Where the exchange is, and whether every account can reach and use it as nbgrader
+    means it to (the root 0777; a course's outbound readable, its inbound writable)."""
+    if not root.is_dir():
+        return [Finding("exchange", f"{root} does not exist: `mkdir -p {root} && chmod 777 "
+                        f"{root}` (as root where needed), or set c.Exchange.root",
+                        ok=False, breaks=True)]
+    closed = [folder for folder in [*reversed(root.parents), root]
+              if not folder.stat().st_mode & stat.S_IXOTH]
+    if closed:
+        return [Finding("exchange", f"other accounts cannot reach {root}: {closed[0]} is "
+                        f"{mode_of(closed[0])}; `chmod o+x {closed[0]}`", ok=False,
+                        breaks=bool(humans))]
+    if root.stat().st_mode & 0o777 != 0o777:
+        return [Finding("exchange", f"{root} is {mode_of(root)}, so students cannot fetch "
+                        f"and submit: `chmod 777 {root}`, as nbgrader makes it", ok=False,
+                        breaks=bool(humans))]
+    return [Finding("exchange", f"{root} ({mode_of(root)})"),
+            *exchange_course_findings(root / course_id, humans)]
+
+
+def exchange_course_findings(folder, humans):
+    if not folder.name or not folder.is_dir():
+        return [Finding("exchange", f"nothing released to {folder} yet", note=True)]
+    wanted = {"outbound": (stat.S_IROTH | stat.S_IXOTH, "o+rx"),
+              "inbound": (stat.S_IWOTH | stat.S_IXOTH, "o+wx")}
+    found = []
+    for name, (bits, fix) in wanted.items():
+        path = folder / name
+        if path.is_dir() and path.stat().st_mode & bits != bits:
+            found.append(Finding("exchange", f"{path} is {mode_of(path)}: `chmod {fix} "
+                                 f"{path}`", ok=False, breaks=bool(humans)))
+        elif path.is_dir():
+            found.append(Finding("exchange", f"{path} ({mode_of(path)})"))
+    return found
+
+
+def students_finding(root, theirs, humans, course):
+    """Whether the students' nbgrader, which reads only the shared config, finds the same
+    exchange as the instructor's."""
+    seen = Path(theirs.get("Exchange", "root", DEFAULT_EXCHANGE))
+    if root.resolve().is_relative_to(course) or root.resolve().is_relative_to(Path.home()):
+        return Finding("students", f"the exchange {root} is inside your own folders, which "
+                       "students cannot enter: choose a shared one such as "
+                       "/srv/nbgrader/exchange", ok=False, breaks=bool(humans))
+    if seen.resolve() == root.resolve():
+        where = ", ".join(theirs.files) or "nbgrader's default"
+        return Finding("students", f"their nbgrader finds the same exchange ({where})")
+    if not humans:
+        return Finding("students", f"no other account here: you play the students; theirs "
+                       f"would look in {seen}", note=True)
+    return Finding("students", f"their nbgrader reads only the shared config, which points "
+                   f"at {seen}: set c.Exchange.root = '{root}' in "
+                   "/etc/jupyter/nbgrader_config.py", ok=False, breaks=True)
+
+
+def privacy_finding(course):
+    from .privacy import course_exposure
+
+    exposure = course_exposure(course)
+    if exposure is None:
+        return Finding("privacy", "no other account can read the course or the kit's answers")
+    return Finding("privacy", exposure.line, ok=False, breaks=exposure.refuses)
+
+
+def confinement_finding():
+    from ..sandbox import confinement
+    from ..sandbox.limits import Limits
+
+    refused = confinement.refusal()
+    if refused:
+        return Finding("confinement", refused, ok=False, breaks=True)
+    mode = confinement.chosen_mode(Limits())
+    tried = (confinement.PROBED.get(mode) or {}).get("tried") or []
+    said = f"; its probe child was refused {', '.join(tried)}" if tried else ""
+    weaker = "; ".join(dict.fromkeys(confinement.PROBLEMS))
+    return Finding("confinement", f"student code runs in the {mode} mode{said}"
+                   + (f" (not stronger: {weaker})" if weaker else ""))
+
+
+def gradebook_findings(course, config, exercise, assignments):
+    from .gate import BUILD_FIRST, missing_from_gradebook
+
+    if not assignments:
+        return [Finding("gradebook", f"no assignment of the exercise in {course / 'source'}: "
+                        f"{BUILD_FIRST}", ok=False, breaks=True)]
+    db_url = config.get("CourseDirectory", "db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    missing = [line for line in (missing_from_gradebook(db_url, name) for name in assignments)
+               if line]
+    if missing:
+        return [Finding("gradebook", missing[0], ok=False, breaks=True)]
+    return [Finding("gradebook", f"{db_url.removeprefix('sqlite:///')} holds "
+                    f"{' and '.join(assignments)}")]
+
+
+def release_findings(course, exercise, assignments, exchange_course):
+    found = []
+    for name in assignments:
+        stale = stale_part(course, exercise, name, exchange_course)
+        found.append(Finding("release", f"{name}: {stale}", ok=False, breaks=True) if stale
+                     else Finding("release", f"{name}: source, release and exchange agree"))
+    return found
+
+
+def stale_part(course, exercise, assignment, exchange_course):
+    """What is older than what it is made from, and the command that renews it, or None."""
+    from ..authoring.build import source_files
+
+    source, release = course / "source" / assignment, course / "assignments" / assignment
+    differ = [name for name, text in source_files(exercise, assignment).items()
+              if not (source / name).is_file()
+              or (source / name).read_text(encoding="utf-8") != text]
+    if differ:
+        return (f"source/{assignment} differs from a fresh build of the exercise "
+                f"({differ[0]}): `mhakit build`")
+    notebook = exercise.notebook
+    if not (release / notebook).is_file() or (
+            (release / notebook).stat().st_mtime < (source / notebook).stat().st_mtime):
+        return f"assignments/{assignment} is older than its source: `mhakit build`"
+    outbound = exchange_course / "outbound" / assignment / notebook
+    if outbound.is_file() and outbound.read_bytes() != (release / notebook).read_bytes():
+        return (f"the exchange holds an older release: `nbgrader release_assignment "
+                f"{assignment} --force`")
+    return None
+
+
+def totals_finding(assignments):
+    """formgrader's student totals add up every assignment in the gradebook; nbgrader has
+    no setting that changes it."""
+    if len(assignments) < 2:
+        return Finding("formgrader", "one assignment: formgrader shows students out of 100")
+    return Finding("formgrader", f"formgrader's Manage Students adds up {' and '.join(assignments)}"
+                   f", so each student reads out of {100 * len(assignments)} there though "
+                   "they take one language; a student's own page and `nbgrader export` give "
+                   "the exercise out of 100. A course in one language: `mhakit build "
+                   "--language zh` (or en) and no other", note=True)
+
+
+def run(course, exercise, out=print):
+    """Print every finding; 1 when one would break the course's run, else 0."""
+    results = findings(course, exercise)
+    for finding in results:
+        out(finding.shown())
+    broken = [finding.topic for finding in results if finding.breaks]
+    out(f"{len(broken)} problem(s) would break the course: {', '.join(broken)}" if broken
+        else "nothing here would break a grading run")
+    return 1 if broken else 0
