@@ -115,6 +115,14 @@ def config_finding(course, config):
     return Finding("config", f"nbgrader reads {read}; the kit's doors are in force")
 
 
+def for_others(topic, line, humans):
+    """A problem only for other people's accounts: a fix where there are some, else a
+    note (alone on a laptop, the instructor plays the students)."""
+    if humans:
+        return Finding(topic, line, ok=False, breaks=True)
+    return Finding(topic, f"{line} (no other account here yet)", note=True)
+
+
 def mode_of(path):
     return stat.filemode(path.stat().st_mode)
 
@@ -129,13 +137,12 @@ def exchange_findings(root, course_id, humans):
     closed = [folder for folder in [*reversed(root.parents), root]
               if not folder.stat().st_mode & stat.S_IXOTH]
     if closed:
-        return [Finding("exchange", f"other accounts cannot reach {root}: {closed[0]} is "
-                        f"{mode_of(closed[0])}; `chmod o+x {closed[0]}`", ok=False,
-                        breaks=bool(humans))]
+        return [for_others("exchange", f"other accounts cannot reach {root}: {closed[0]} "
+                           f"is {mode_of(closed[0])}; `chmod o+x {closed[0]}`", humans)]
     if root.stat().st_mode & 0o777 != 0o777:
-        return [Finding("exchange", f"{root} is {mode_of(root)}, so students cannot fetch "
-                        f"and submit: `chmod 777 {root}`, as nbgrader makes it", ok=False,
-                        breaks=bool(humans))]
+        return [for_others("exchange", f"{root} is {mode_of(root)}, so students cannot "
+                           f"fetch and submit: `chmod 777 {root}`, as nbgrader makes it",
+                           humans)]
     return [Finding("exchange", f"{root} ({mode_of(root)})"),
             *exchange_course_findings(root / course_id, humans)]
 
@@ -149,8 +156,8 @@ def exchange_course_findings(folder, humans):
     for name, (bits, fix) in wanted.items():
         path = folder / name
         if path.is_dir() and path.stat().st_mode & bits != bits:
-            found.append(Finding("exchange", f"{path} is {mode_of(path)}: `chmod {fix} "
-                                 f"{path}`", ok=False, breaks=bool(humans)))
+            found.append(for_others("exchange", f"{path} is {mode_of(path)}: `chmod {fix} "
+                                    f"{path}`", humans))
         elif path.is_dir():
             found.append(Finding("exchange", f"{path} ({mode_of(path)})"))
     return found
@@ -159,20 +166,18 @@ def exchange_course_findings(folder, humans):
 def students_finding(root, theirs, humans, course):
     """Whether the students' nbgrader, which reads only the shared config, finds the same
     exchange as the instructor's."""
-    seen = Path(theirs.get("Exchange", "root", DEFAULT_EXCHANGE))
-    if root.resolve().is_relative_to(course) or root.resolve().is_relative_to(Path.home()):
-        return Finding("students", f"the exchange {root} is inside your own folders, which "
-                       "students cannot enter: choose a shared one such as "
-                       "/srv/nbgrader/exchange", ok=False, breaks=bool(humans))
-    if seen.resolve() == root.resolve():
+    seen = Path(theirs.get("Exchange", "root", DEFAULT_EXCHANGE)).resolve()
+    inside = root.resolve().is_relative_to(course) or root.resolve().is_relative_to(Path.home())
+    if seen == root.resolve() and not inside:
         where = ", ".join(theirs.files) or "nbgrader's default"
         return Finding("students", f"their nbgrader finds the same exchange ({where})")
-    if not humans:
-        return Finding("students", f"no other account here: you play the students; theirs "
-                       f"would look in {seen}", note=True)
-    return Finding("students", f"their nbgrader reads only the shared config, which points "
-                   f"at {seen}: set c.Exchange.root = '{root}' in "
-                   "/etc/jupyter/nbgrader_config.py", ok=False, breaks=True)
+    if inside:
+        return for_others("students", f"the exchange {root} is inside your own folders, "
+                          "which students cannot enter: choose a shared one such as "
+                          "/srv/nbgrader/exchange", humans)
+    return for_others("students", f"their nbgrader reads only the shared config, which "
+                      f"points at {seen}: set c.Exchange.root = '{root}' in "
+                      "/etc/jupyter/nbgrader_config.py", humans)
 
 
 def privacy_finding(course):
@@ -218,8 +223,12 @@ def release_findings(course, exercise, assignments, exchange_course):
     found = []
     for name in assignments:
         stale = stale_part(course, exercise, name, exchange_course)
+        released = (exchange_course / "outbound" / name).is_dir()
+        fresh = (f"{name}: source and release are fresh, and the exchange holds this release"
+                 if released else f"{name}: source and release are fresh, not yet released "
+                 f"to the exchange (`nbgrader release_assignment {name}`)")
         found.append(Finding("release", f"{name}: {stale}", ok=False, breaks=True) if stale
-                     else Finding("release", f"{name}: source, release and exchange agree"))
+                     else Finding("release", fresh))
     return found
 
 

@@ -122,6 +122,7 @@ def test_alone_on_a_laptop_the_students_exchange_is_only_a_note(setup):
     [students] = [finding for finding in doctor.findings(setup["course"], EXERCISE, humans=[])
                   if finding.topic == "students"]
     assert students.ok and students.note and not students.breaks
+    assert "no other account here yet" in students.line
 
 
 def test_a_world_readable_course(setup):
@@ -199,3 +200,16 @@ def test_a_course_folder_that_does_not_exist_is_one_line(tmp_path):
                            "--course", str(tmp_path / "nowhere")], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.strip().endswith("is not a folder")
+
+
+def test_an_exchange_in_the_instructors_home_is_a_fix_only_where_others_log_in(setup):
+    exchange = setup["home"] / "nbgrader-exchange"  # the README's step 1, on a laptop
+    exchange.mkdir()
+    for folder in (setup["home"] / ".jupyter", setup["shared"]):
+        write_exchange_root(folder, exchange)
+    shared = [finding for finding in doctor.findings(setup["course"], EXERCISE, humans=OTHERS)
+              if finding.topic == "students"]
+    alone = [finding for finding in doctor.findings(setup["course"], EXERCISE, humans=[])
+             if finding.topic == "students"]
+    assert shared[0].breaks and "inside your own folders" in shared[0].line
+    assert alone[0].note and not alone[0].breaks
