@@ -65,7 +65,10 @@ def load_config(folders):
     for folder in folders:
         path = Path(folder) / "nbgrader_config.py"
         if path.is_file():
-            merged.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
+            try:
+                merged.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
+            except Exception as error:  # whatever the file raises: nbgrader would stop too
+                raise ValueError(f"{path}: {type(error).__name__}: {error}") from None
             files.append(str(path))
     values = {section: dict(merged[section]) for section in merged
               if isinstance(merged[section], Merged)}
@@ -82,15 +85,16 @@ def findings(course, exercise, *, humans=None):
     try:
         mine = load_config([*instructor_dirs, course])
         theirs = load_config(student_dirs)
-    except Exception as error:  # a config that does not run: nbgrader would stop too
-        return [Finding("config", f"an nbgrader_config.py does not load ({error}): fix it",
-                        ok=False, breaks=True)]
+    except ValueError as error:
+        return [Finding("config", f"a config does not load ({error}): fix it", ok=False,
+                        breaks=True)]
     exchange = Path(mine.get("Exchange", "root", DEFAULT_EXCHANGE))
-    course_id = mine.get("CourseDirectory", "course_id", "")
+    # Without a course_id in the config, students name the course: `--course mha-kit`.
+    course_id = mine.get("CourseDirectory", "course_id", "") or "mha-kit"
     assignments = [name for name in exercise.assignments if (course / "source" / name).is_dir()]
     return [config_finding(course, mine), *exchange_findings(exchange, course_id, humans),
             students_finding(exchange, theirs, humans, course), privacy_finding(course),
-            confinement_finding(), *gradebook_findings(course, mine, exercise, assignments),
+            confinement_finding(), *gradebook_findings(course, mine, assignments),
             *release_findings(course, exercise, assignments, exchange / course_id),
             totals_finding(assignments)]
 
@@ -148,7 +152,7 @@ def exchange_findings(root, course_id, humans):
 
 
 def exchange_course_findings(folder, humans):
-    if not folder.name or not folder.is_dir():
+    if not folder.is_dir():
         return [Finding("exchange", f"nothing released to {folder} yet", note=True)]
     wanted = {"outbound": (stat.S_IROTH | stat.S_IXOTH, "o+rx"),
               "inbound": (stat.S_IWOTH | stat.S_IXOTH, "o+wx")}
@@ -204,7 +208,7 @@ def confinement_finding():
                    + (f" (not stronger: {weaker})" if weaker else ""))
 
 
-def gradebook_findings(course, config, exercise, assignments):
+def gradebook_findings(course, config, assignments):
     from .gate import BUILD_FIRST, missing_from_gradebook
 
     if not assignments:

@@ -170,6 +170,7 @@ def test_a_config_that_does_not_load_is_one_line(setup):
     (setup["home"] / ".jupyter" / "nbgrader_config.py").write_text("c = get_config(\n")
     [finding] = doctor.findings(setup["course"], EXERCISE, humans=OTHERS)
     assert finding.topic == "config" and finding.breaks and "does not load" in finding.line
+    assert str(setup["home"] / ".jupyter" / "nbgrader_config.py") in finding.line
 
 
 def test_formgrader_totals_are_said_where_the_course_has_both_languages(setup):
