@@ -107,6 +107,12 @@ class Exercise:
         self.assignments = dict(package.ASSIGNMENTS)
         self.functions = tuple(package.FUNCTIONS)
         self.total = package.TOTAL
+        # A stale name here would quietly count a story's edit as a change of graders.
+        unheld = [name for name in getattr(package, "NOT_GRADED", ())
+                  if not (self.folder / name).is_file()]
+        if unheld:
+            raise ValueError(f"{package.__file__}: NOT_GRADED names files the exercise does "
+                             f"not hold: {', '.join(unheld)}")
 
     def __repr__(self):
         return f"<exercise {self.name} in {self.folder}>"

@@ -68,6 +68,10 @@ def test_the_graders_hash_follows_what_decides_a_grade_and_not_the_lesson(tmp_pa
     assert base == graders_hash(EXERCISE)  # the same content, wherever it lies
     lesson = _copy(tmp_path, "lesson", ("lesson.py", "# 多头注意力", "# 多头注意力，改过"))
     assert graders_hash(lesson) == base
+    story = (EXERCISE.folder / "shipped" / "show.py").read_text(encoding="utf-8")
+    first_line = story.splitlines()[0]
+    shown = _copy(tmp_path, "story", ("shipped/show.py", first_line, first_line + "  # edited"))
+    assert graders_hash(shown) == base  # the story's demonstrations decide no grade
     for name, edit in {"cases": ("cases.py", "B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 6",
                                  "B, T_q, T_k, d_k, d_v = 2, 3, 5, 4, 7"),
                        "layout": ("release_layout.json", '"points": 12', '"points": 13'),
@@ -98,6 +102,13 @@ def test_an_exercise_is_held_to_its_total(tmp_path):
     exercise = _copy(tmp_path, "total", ("__init__.py", "TOTAL = 100", "TOTAL = 99"))
     with pytest.raises(ValueError, match="worth 100 points; its contract says 99"):
         exercise.checks
+
+
+def test_an_exercise_that_names_a_missing_file_not_graded_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="NOT_GRADED names files the exercise does not hold: "
+                                         "shipped/gone.py"):
+        _copy(tmp_path, "stale", ("__init__.py", '"shipped/plots.py")',
+                                  '"shipped/plots.py", "shipped/gone.py")'))
 
 
 def test_a_folder_that_is_no_exercise_is_refused_in_one_line(tmp_path):
