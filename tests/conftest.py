@@ -66,3 +66,37 @@ def numpy_only_python(tmp_path_factory):
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     f"numpy=={numpy.__version__}"], check=True)
     return python
+
+
+# Debian's Chromium, and one Playwright browser for the whole run: the browser tests and
+# the hub test (tests/hub/) share it, since a second sync Playwright cannot start while
+# the first one's event loop runs.
+@pytest.fixture(scope="session")
+def chromium_path():
+    from .browser.conftest import ARTIFACTS, USED, chromium_version
+
+    path = shutil.which("chromium")
+    if path is None:
+        message = ("Debian's chromium is not installed: `apt-get install -y chromium` "
+                   "(Playwright's own browser download does not work here)")
+        # .ci/run sets MHAKIT_BROWSER_REQUIRED, whether or not the CI system sets CI.
+        if os.environ.get("CI") or os.environ.get("MHAKIT_BROWSER_REQUIRED"):
+            pytest.fail(f"CI must run the browser tests. {message}")
+        pytest.skip(message)
+    USED["chromium"] = chromium_version()
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "chromium-version.txt").write_text(USED["chromium"] + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    from .browser.conftest import CHROMIUM_ARGS, TIMEOUT_MS
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        expect.set_options(timeout=TIMEOUT_MS)
+        yield launched
+        launched.close()

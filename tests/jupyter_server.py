@@ -40,10 +40,10 @@ def wait_until_up(process, url, log):
     raise RuntimeError(f"jupyter did not answer {url}:\n{log.read_text()}")
 
 
-def stop(process):
+def stop(process, seconds=30):
     process.terminate()
     try:
-        process.wait(timeout=30)
+        process.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=30)

@@ -47,33 +47,6 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"browser tests used: {USED['chromium']}")
 
 
-@pytest.fixture(scope="session")
-def chromium_path():
-    path = shutil.which("chromium")
-    if path is None:
-        message = ("Debian's chromium is not installed: `apt-get install -y chromium` "
-                   "(Playwright's own browser download does not work here)")
-        # .ci/run sets MHAKIT_BROWSER_REQUIRED, whether or not the CI system sets CI.
-        if os.environ.get("CI") or os.environ.get("MHAKIT_BROWSER_REQUIRED"):
-            pytest.fail(f"CI must run the browser tests. {message}")
-        pytest.skip(message)
-    USED["chromium"] = chromium_version()
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "chromium-version.txt").write_text(USED["chromium"] + "\n", encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path):
-    from playwright.sync_api import expect, sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        expect.set_options(timeout=TIMEOUT_MS)
-        yield launched
-        launched.close()
-
-
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -36,8 +36,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.browser.conftest import CHROMIUM_ARGS, TIMEOUT_MS
-from tests.jupyter_server import free_port
+from tests.browser.conftest import TIMEOUT_MS
+from tests.jupyter_server import free_port, stop
 from tests.mha_exercise import fill, sample_answers
 from tests.test_readme import copy_of_the_repository
 
@@ -141,16 +141,6 @@ def processes_of(uids):
             if int(uid) in uids]
 
 
-def stop(process):
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
-
-
 class Hub:
     def __init__(self, url, instructor, students, passwords, exchange):
         self.url, self.instructor, self.students = url, instructor, students
@@ -165,15 +155,7 @@ class Hub:
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    path = shutil.which("chromium")
-    if path is None:
-        unavailable("Debian's chromium is not installed (`apt-get install -y chromium`)")
-    return path
-
-
-@pytest.fixture(scope="module")
-def hub(chromium):
+def hub(chromium_path):
     """A running JupyterHub, set up by the README's two blocks, and its three accounts."""
     if os.geteuid() != 0:
         unavailable("a hub with real accounts is played by root (useradd, PAM, spawner)")
@@ -238,7 +220,7 @@ def hub(chromium):
         yield Hub(url, instructor, students, passwords, base / "exchange")
     finally:
         if process is not None:
-            stop(process)  # the hub stops the proxy and the servers it started
+            stop(process, seconds=60)  # the hub stops the proxy and the servers it started
         for pid in processes_of(uids):  # anything of the test's accounts still running
             try:
                 os.kill(pid, 9)
@@ -273,17 +255,6 @@ def wait_for_hub(process, url, log):
         except subprocess.TimeoutExpired:
             pass
     raise RuntimeError(f"jupyterhub did not answer {url}:\n{log.read_text()[-5000:]}")
-
-
-@pytest.fixture(scope="module")
-def browser(chromium):
-    from playwright.sync_api import expect, sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        expect.set_options(timeout=TIMEOUT_MS)
-        yield launched
-        launched.close()
 
 
 def log_in(browser, hub, user):
