@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from ..phases import NOTES, PLANNING, READING, measuring, phase, rounded
 from ..exercise import current
 from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..selfcheck.framework import HIDDEN
@@ -64,8 +65,9 @@ def seeded(seed):
 
 
 def prepared_for(seed, exercise=None):
-    """(plans, their calls in batches encoded for the child) under ``seed``. A batch grades
-    every submission with one seed, so this is worked out once (see planning.py)."""
+    """(plans, their calls in batches encoded for the child, usually one) under ``seed``.
+    A run grades every submission with one seed, so each grading process works this out
+    once (see planning.py)."""
     return _prepared_for(seed, exercise or current())
 
 
@@ -74,7 +76,7 @@ def _prepared_for(seed, exercise):
     checks, reference = ordered_checks(exercise), exercise.reference
     plans = plan(checks, reference, seeded(seed))
     batches = []
-    for positions in batch_groups(checks, plans):
+    for positions in batch_groups(plans, reference):
         calls = [call for position in positions for call in plans[position]]
         batches.append((positions, EncodedBatch(calls, reference)))
     return plans, batches
@@ -89,12 +91,14 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exer
     """
     seed = secrets.randbits(63) if seed is None else int(seed)
     exercise = exercise or current()
-    try:
-        result = _grade(cells, seed, limits, list(tampering), language, exercise)
-    except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
-        result = _result([], seed, {"error": f"{type(error).__name__}: {error}"}, exercise)
-        result["extra_data"]["status"] = "grading failed"
-        result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
+    with measuring() as watch:
+        try:
+            result = _grade(cells, seed, limits, list(tampering), language, exercise)
+        except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
+            result = _result([], seed, {"error": f"{type(error).__name__}: {error}"}, exercise)
+            result["extra_data"]["status"] = "grading failed"
+            result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
+        result["extra_data"]["seconds"] = rounded(watch.total())  # see phases.py
     # Student code writes into the result (exception text, load errors): on both doors
     # every string is valid UTF-8 and bounded before any file or gradebook holds it.
     return clean(result)
@@ -104,15 +108,17 @@ def isolated_student(cells, exercise, limits=None):
     """The grader's handle on a submission's ``cells``, in a child that may import what
     the exercise lets students import, and whose stand-ins answer by meaning."""
     limits = replace(limits or Limits.from_environment(), packages=exercise.student_imports)
-    return IsolatedStudent(cells, exercise.reference, limits, exercise.functions,
-                           slow_imports(cells, exercise.student_imports))
+    with phase(NOTES):
+        warm = slow_imports(cells, exercise.student_imports)
+    return IsolatedStudent(cells, exercise.reference, limits, exercise.functions, warm)
 
 
 def _grade(cells, seed, limits, tampering, language, exercise):
     tests = []
     checks = ordered_checks(exercise)
     with isolated_student(cells, exercise, limits) as student:
-        plans, encoded = prepared_for(seed, exercise)
+        with phase(PLANNING):
+            plans, encoded = prepared_for(seed, exercise)
         results = consistent(run_planned(checks, plans, student, seeded(seed), encoded,
                                          language, exercise))
         for chk, result in zip(checks, results):
@@ -126,11 +132,12 @@ def _grade(cells, seed, limits, tampering, language, exercise):
             })
             if result.tags:  # diagnosed mistakes, as "<function>/<what went wrong>"
                 tests[-1]["tags"] = list(result.tags)
+        with phase(NOTES):
+            notes = {"style": style_notes(cells, exercise, language),
+                     "imports": import_notes(cells, exercise, language)}
         extra = {"load_errors": student.load_errors, "crashes": student.crashes,
                  "isolation": student.layers, "confinement": student.confinement,
-                 "tampering": tampering, "language": language,
-                 "style": style_notes(cells, exercise, language),
-                 "imports": import_notes(cells, exercise, language)}
+                 "tampering": tampering, "language": language, **notes}
     return _result(tests, seed, extra, exercise)
 
 
@@ -203,18 +210,23 @@ def read_and_grade(path, seed=None, limits=None, language=None):
     """(result, the notebook as read, or None when it could not be read). The feedback
     speaks ``language`` when given, else the notebook's own."""
     notebook, exercise = None, current()
-    try:
-        notebook = read_notebook(path)  # bounded: size, depth, containers (notebook_file)
-        cells = graded_cells_of(notebook, exercise.kit_sources)
-        tampering = find_tampering(notebook, exercise) + collect_findings(Path(path).parent)
-        language = decide(language, notebook)
-    # A reason why a file is unreadable may quote the file: it is cleaned like a result
-    # of grade_cells, valid UTF-8 and bounded.
-    except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
-        result = clean(unreadable(unreadable_reason(error), seed))
-    else:
-        result = grade_cells(cells, seed, limits, tampering, language)
-    result["extra_data"]["submission_hash"] = file_hash(path)  # lets a stopped run resume
+    with measuring() as watch:
+        try:
+            with phase(READING):
+                notebook = read_notebook(path)  # bounded: size, depth, containers
+                cells = graded_cells_of(notebook, exercise.kit_sources)
+                tampering = (find_tampering(notebook, exercise)
+                             + collect_findings(Path(path).parent))
+                language = decide(language, notebook)
+        # A reason why a file is unreadable may quote the file: it is cleaned like a result
+        # of grade_cells, valid UTF-8 and bounded.
+        except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
+            result = clean(unreadable(unreadable_reason(error), seed))
+        else:
+            result = grade_cells(cells, seed, limits, tampering, language)
+        with phase(READING):
+            result["extra_data"]["submission_hash"] = file_hash(path)  # lets a run resume
+        result["extra_data"]["seconds"] = rounded(watch.total())
     return result, notebook
 
 

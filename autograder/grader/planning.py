@@ -1,4 +1,4 @@
-"""Grading a submission in a round trip per check: plan its calls, run them, replay.
+"""Grading a submission in one batch of calls: plan them, run them, replay.
 
 The checks are plain Python that call ``student.call(...)`` one at a time. Asking the
 child one call at a time cost a round trip each, about 170 per submission, plus one per
@@ -8,9 +8,13 @@ stand-in call. Instead:
    and answers with the reference's result, so the check goes on to its last call. It
    also records the reference's own calls of the other functions: the only questions
    the child's stand-ins may have answered, whole or in slices (see sandbox/stand_ins.py).
-2. **Run**: the child runs one check's recorded calls in one batch and answers each in
-   turn. It never holds the hidden inputs of a check before that check runs; checks
-   that have none (public ones, the quiz) share a batch with their neighbours.
+2. **Run**: the child gets every check's recorded calls in one batch, a single message,
+   and answers them one after another. So it holds every check's inputs at once, which
+   gains it nothing: a stand-in answers only the reference's own recorded calls, each
+   sealed by its exact arguments, and the grader compares every answer with the
+   reference on inputs that it chose itself. The one way such a batch could help is a
+   sealed answer that is also another check's question; ``batch_groups`` starts a new
+   batch there.
 3. **Replay**: each check runs again, with the same random inputs, against
    ``ReplayingStudent``, which hands out the child's answers in order. When a check asks
    for a call that was not planned (its inputs came from a wrong answer of the student),
@@ -22,9 +26,10 @@ import types
 
 import numpy as np
 
-from ..selfcheck.framework import PUBLIC, StudentRaised, showing, to_plain
+from ..selfcheck.framework import StudentRaised, showing, to_plain
+from ..phases import COMPARING, phase
 from ..selfcheck.wording import speaking
-from ..sandbox import PlannedCall, deliver
+from ..sandbox import PlannedCall, deliver, seal_ids
 from ..sandbox.sanitize import shown_against
 from ..sandbox.stand_ins import bytes_of
 
@@ -85,6 +90,7 @@ class ReplayingStudent:
         self.live = live
         self.inputs_changed = False
         self.last_call = None  # for naming a mistake, as in the self-check
+        self.read = {}  # variable name -> the Outcome of reading it
 
     def _take(self, wanted):
         for index in range(self.next, len(self.planned)):
@@ -109,8 +115,14 @@ class ReplayingStudent:
 
     def variable(self, name):
         wanted = PlannedCall(name, variable=True)
-        outcome = self._take(wanted)
-        return self.live.variable(name) if outcome is None else deliver(wanted, outcome)
+        outcome = self._take(wanted) or self.read.get(name)
+        if outcome is None:
+            return self.live.variable(name)
+        # Reading a variable runs no student code, so a second read of it in the same
+        # check (the quiz's form check reads each answer twice, planning saw the first
+        # read only) is the first read's value, without another round trip.
+        self.read[name] = outcome
+        return deliver(wanted, outcome)
 
 
 def same_call(a, b):
@@ -143,19 +155,22 @@ def plan(checks, reference, rng_for):
     return plans
 
 
-def batch_groups(checks, plans):
-    """[[position in ``checks``]]: the checks whose calls go to the child together. A
-    check with hidden inputs goes alone, so that the child never holds the inputs of a
-    check before it runs; neighbours that carry none (public checks with the inputs
-    printed in the notebook, the quiz's variable reads) share one batch."""
-    groups = []
-    for position, (chk, calls) in enumerate(zip(checks, plans)):
-        open_to_all = chk.tier == PUBLIC or all(call.variable for call in calls)
-        if open_to_all and groups and groups[-1][1]:
-            groups[-1][0].append(position)
-        else:
-            groups.append(([position], open_to_all))
-    return [positions for positions, _ in groups]
+def batch_groups(plans, reference):
+    """[[position in ``plans``]]: the checks whose calls go to the child together, in
+    order. That is all of them, unless a recorded answer that travels sealed in a batch
+    would answer a question that another check of the batch asks (an exercise whose
+    edge cases are fixed arrays might do that): then that check starts a new batch, so
+    that no child holds the answer to a question while it is asked."""
+    groups, asked, sealed = [], set(), set()
+    for position, mine in enumerate(plans):
+        questions, seals = seal_ids(mine, reference)
+        if not groups or questions & sealed or seals & asked:
+            groups.append([])
+            asked, sealed = set(), set()
+        groups[-1].append(position)
+        asked |= questions
+        sealed |= seals
+    return groups
 
 
 def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
@@ -163,7 +178,7 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
     """Run ``checks`` against the isolated ``student``; Results in order.
 
     ``plans`` comes from ``plan``; ``batches`` (optional) is [(positions, EncodedBatch of
-    their calls)] as ``batch_groups`` groups them. ``rng_for(check)`` gives a fresh
+    their calls)] as ``batch_groups`` groups them, usually one for every check. ``rng_for(check)`` gives a fresh
     generator with the same seed on every call, so that planning and replaying draw the
     same inputs. Each batch is replayed before the next one is sent. A wrong value is
     named from the ``exercise``'s catalogue of mistakes.
@@ -172,8 +187,9 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
     from ..selfcheck.runner import run_check
     from .diagnosis import namer
 
-    name_mistake = namer(exercise or current())
-    batches = batches or [(group, None) for group in batch_groups(checks, plans)]
+    exercise = exercise or current()
+    name_mistake = namer(exercise)
+    batches = batches or [(group, None) for group in batch_groups(plans, exercise.reference)]
     results = []
     # The child's crashes are described in the language too, and a shape it returns to
     # a public check shows only public numbers (see sandbox/sanitize.py).
@@ -181,8 +197,9 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
         for positions, batch in batches:
             calls = [call for position in positions for call in plans[position]]
             outcomes = iter(student.run_calls(calls, batch) if calls else [])
-            for position in positions:
-                chk, mine = checks[position], plans[position]
-                replay = ReplayingStudent(mine, [next(outcomes) for _ in mine], student)
-                results.append(run_check(chk, replay, rng_for(chk), name_mistake))
+            with phase(COMPARING):  # live calls inside count as round trips
+                for position in positions:
+                    chk, mine = checks[position], plans[position]
+                    replay = ReplayingStudent(mine, [next(outcomes) for _ in mine], student)
+                    results.append(run_check(chk, replay, rng_for(chk), name_mistake))
     return results

@@ -14,7 +14,7 @@ The grader imports this face and nothing else of the package. Inside it:
 
 from .confinement import Unconfined, confined, jail_works
 from .limits import Limits
-from .student import EncodedBatch, IsolatedStudent, Outcome, PlannedCall, deliver
+from .student import EncodedBatch, IsolatedStudent, Outcome, PlannedCall, deliver, seal_ids
 
 __all__ = ["EncodedBatch", "IsolatedStudent", "Limits", "Outcome", "PlannedCall", "deliver",
-           "jail_works", "confined", "Unconfined"]
+           "jail_works", "confined", "Unconfined", "seal_ids"]

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..phases import CHILD_START, ROUND_TRIPS, TEARDOWN, phase
 from ..selfcheck.framework import CheckFailed, NotImplementedYet, StudentRaised, short
 from ..selfcheck.notebook import INERT_IPYTHON, PREAMBLE
 from ..selfcheck.wording import say
@@ -105,7 +106,8 @@ class IsolatedStudent:
 
     def close(self):
         if self.child is not None:
-            self.child.close()
+            with phase(TEARDOWN):
+                self.child.close()
             self.child = None
 
     @property
@@ -133,6 +135,10 @@ class IsolatedStudent:
     def _ensure_child(self):
         if self.child is not None:
             return
+        with phase(CHILD_START):
+            self._start_child()
+
+    def _start_child(self):
         if self._ends is None:
             self._ends = time.monotonic() + self.limits.submission_seconds
         if self._out_of_time():
@@ -212,6 +218,10 @@ class IsolatedStudent:
     def _run_batch(self, calls, encoded, todo, outcomes):
         """Send the calls at ``todo``; fill ``outcomes``. Returns where to go on from:
         past the end when all answered, just past the call that lost the child otherwise."""
+        with phase(ROUND_TRIPS):
+            return self._send_batch(calls, encoded, todo, outcomes)
+
+    def _send_batch(self, calls, encoded, todo, outcomes):
         current = todo[0]
         inputs = encoded.inputs.open()
         try:
@@ -282,6 +292,25 @@ def stand_in_names(call):
     if not call.stand_ins or call.variable:
         return []
     return list(dict.fromkeys(answer[0] for answer in call.answers))
+
+
+def seal_ids(calls, reference):
+    """(the ids of the questions ``calls`` ask, the ids of the answers they carry sealed):
+    the same ids as the child would look them up by (see child/runtime.py)."""
+    params = {name: parameters_of(function) for name, function in reference.items()}
+    questions, seals = set(), set()
+    for call in calls:
+        if call.variable:
+            continue
+        asked = [(call.name, call.args, call.kwargs)]
+        names = stand_in_names(call)
+        for target, entries in ((questions, asked),
+                                (seals, [a[:3] for a in call.answers if a[0] in names])):
+            for name, args, kwargs in entries:
+                material = call_material(name, params.get(name, []), args, kwargs)
+                if material is not None:
+                    target.add(seal_id(material))
+    return questions, seals
 
 
 class EncodedBatch:

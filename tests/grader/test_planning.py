@@ -1,0 +1,81 @@
+"""How a submission's calls travel: planned once, sent in one batch, replayed.
+
+The rule behind the single batch: the child may hold every check's inputs at once, as
+long as no sealed answer that travels with the batch is also a question the batch asks.
+"""
+
+import numpy as np
+import pytest
+
+from autograder.grader.grading import prepared_for
+from autograder.grader.planning import ReplayingStudent, batch_groups
+from autograder.sandbox import Outcome, PlannedCall
+from autograder.sandbox.student import IsolatedStudent
+from tests.conftest import grade_answers
+from tests.mha_exercise import EXERCISE
+
+
+def test_every_check_of_the_exercise_goes_in_one_batch():
+    plans, batches = prepared_for(5, EXERCISE)
+    assert len(batches) == 1
+    positions, encoded = batches[0]
+    assert positions == list(range(len(plans)))
+    assert len(encoded.requests) == sum(len(calls) for calls in plans) > 100
+
+
+def _call_with_sealed(name, args, answer_name, answer_args):
+    call = PlannedCall(name, args, {}, stand_ins=True)
+    call.answers.append((answer_name, answer_args, {}, np.zeros(2)))
+    return call
+
+
+def test_a_sealed_answer_that_another_check_asks_for_starts_a_new_batch():
+    reference = EXERCISE.reference
+    x = np.arange(6.0).reshape(2, 3)
+    scores = np.ones((2, 2))
+    # Check 0 asks attention, whose stand-in answer softmax(scores) travels sealed;
+    # check 1 asks softmax(scores) itself, so it must not share check 0's batch.
+    first = [_call_with_sealed("attention", (x, x, x), "softmax", (scores,))]
+    second = [PlannedCall("softmax", (scores,), {})]
+    third = [PlannedCall("softmax", (x,), {})]
+    assert batch_groups([first, second, third], reference) == [[0], [1, 2]]
+    # The same the other way round: the question first, the sealed answer later.
+    assert batch_groups([second, first], reference) == [[0], [1]]
+    # Unrelated inputs share a batch.
+    assert batch_groups([first, third], reference) == [[0, 1]]
+
+
+def test_a_correct_submission_costs_one_batch(reference_answers, monkeypatch):
+    sent = []
+    original = IsolatedStudent._send_batch
+
+    def counting(self, calls, encoded, todo, outcomes):
+        sent.append(len(todo))
+        return original(self, calls, encoded, todo, outcomes)
+
+    monkeypatch.setattr(IsolatedStudent, "_send_batch", counting)
+    result = grade_answers(reference_answers, seed=3)
+    assert result["score"] == 100
+    plans, _ = prepared_for(3, EXERCISE)
+    assert sent == [sum(len(calls) for calls in plans)]  # the quiz's second reads included
+
+
+class _NoLive:
+    def variable(self, name):
+        raise AssertionError(f"{name} was read from the child again")
+
+
+def test_a_second_read_of_a_variable_in_one_check_reuses_the_first():
+    planned = [PlannedCall("quiz_1", variable=True)]
+    replay = ReplayingStudent(planned, [Outcome("returned", "B")], _NoLive())
+    assert replay.variable("quiz_1") == "B"
+    assert replay.variable("quiz_1") == "B"
+    with pytest.raises(AssertionError, match="quiz_2"):
+        replay.variable("quiz_2")  # never read: it goes to the child
+
+
+def test_a_result_says_where_its_time_went(reference_answers):
+    seconds = grade_answers(reference_answers, seed=3)["extra_data"]["seconds"]
+    for phase in ("child start and loading the cells", "round trips",
+                  "comparison and diagnosis", "teardown"):
+        assert seconds[phase] > 0, seconds
