@@ -19,8 +19,10 @@ Every command runs as a subprocess, timed with time.perf_counter, while a thread
 the memory of its whole process tree (the sum of resident memory, every 100 ms: an upper
 bound, as forked processes share pages). It prints notebooks per second, the peak
 memory, the ratios, the time per notebook at each N (linear growth keeps it flat), and
-whether mhakit grade and the kit's nbgrader autograde give every student the same total.
-It exits 1 if they do not.
+whether mhakit grade and the kit's nbgrader autograde give every student the same total
+(it exits 1 if they do not), and, from each mhakit run's timing.json, the milliseconds per
+notebook spent in each phase (planning, child start, round trips, comparison and
+diagnosis, writing results).
 
 Run it from the repository root:
 
@@ -30,6 +32,7 @@ Run it from the repository root:
 import argparse
 import ast
 import csv
+import json
 import os
 import re
 import shutil
@@ -45,11 +48,17 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from autograder.authoring.build import ASSIGNMENT, NOTEBOOK, generate_release, tool_environment, write_source
+from autograder.authoring.build import generate_release, tool_environment, write_source
+from autograder.exercise import current
 from autograder.integrations.demo import COURSE_CONFIG
+from autograder.phases import ORDER
+# Run as a script, Python puts benchmarks/ on the path, not the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.mha_exercise import fill, reference_body, sample_answers
 
 SEED = 1
+EXERCISE = current()
+ASSIGNMENT, NOTEBOOK = EXERCISE.default_assignment, EXERCISE.notebook  # the Chinese one
 KIT_PIPELINES = ("c.Autograde.autograde_preprocessors", "c.Autograde.sanitize_preprocessors",
                  "c.GenerateFeedback.preprocessors")
 MHAKIT, KIT_NBGRADER, STOCK = "mhakit grade", "nbgrader autograde + kit config", \
@@ -81,8 +90,8 @@ def write_class(course, count):
 def prepare_course(course, count):
     course.mkdir(parents=True)
     shutil.copy(COURSE_CONFIG, course / "nbgrader_config.py")
-    write_source(course)
-    generate_release(course)  # also records the assignment in gradebook.db, as autograde needs
+    write_source(EXERCISE, course, [ASSIGNMENT])
+    generate_release(course, ASSIGNMENT)  # also records it in gradebook.db, as autograde needs
     write_class(course, count)
     return course
 
@@ -196,6 +205,11 @@ def autograde_command(kit):
     return ["nbgrader", "autograde", ASSIGNMENT, "--force"] + seed
 
 
+def mhakit_timing(course):
+    """The run's timing.json: seconds per notebook in each phase (see autograder/phases.py)."""
+    return json.loads((course / "results" / "timing.json").read_text(encoding="utf-8"))
+
+
 def mhakit_totals(course):
     with open(course / "results" / "grades.csv", newline="", encoding="utf-8") as handle:
         return {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
@@ -212,7 +226,8 @@ def gradebook_totals(course):
 
 
 def measure(course, work, sizes, subset, repeat):
-    """[(label, notebooks, seconds, peak bytes, totals)], best of `repeat` per row."""
+    """[(label, notebooks, seconds, peak bytes, totals, timing.json or None)], best of
+    `repeat` per row."""
     plan = [(MHAKIT, n, mhakit_command(), mhakit_totals, False) for n in sizes]
     plan += [(MHAKIT, subset, mhakit_command(), mhakit_totals, False),
              (KIT_NBGRADER, subset, autograde_command(True), gradebook_totals, False),
@@ -229,7 +244,8 @@ def measure(course, work, sizes, subset, repeat):
             log.print(f"  {seconds:.2f} s, {count / seconds:.1f} notebooks/s, "
                       f"peak {peak / 2 ** 20:.0f} MB")
             if best is None or seconds < best[0]:
-                best = (seconds, peak, totals(folder))
+                timing = mhakit_timing(folder) if label == MHAKIT else None
+                best = (seconds, peak, totals(folder), timing)
             shutil.rmtree(folder) if run < repeat - 1 else None
         rows.append((label, count, *best))
     return rows
@@ -238,12 +254,12 @@ def measure(course, work, sizes, subset, repeat):
 # ------------------------------------------------------------ the report
 
 def speed_table(rows, subset):
-    on_subset = {label: seconds for label, count, seconds, _, _ in rows[-3:]}
+    on_subset = {label: seconds for label, count, seconds, *_ in rows[-3:]}
     table = Table(box=box.SIMPLE_HEAD, title="Grading speed (one fixed seed; best of the repeats)")
     for header in ("method", "notebooks", "seconds", "notebooks / s", "peak memory",
                    f"× stock nbgrader ({subset})", f"× kit nbgrader ({subset})"):
         table.add_column(header, justify="left" if header == "method" else "right")
-    for label, count, seconds, peak, _ in rows:
+    for label, count, seconds, peak, *_ in rows:
         rate = count / seconds
         vs = [f"{rate / (subset / on_subset[base]):.1f}×" for base in (STOCK, KIT_NBGRADER)]
         table.add_row(label, str(count), f"{seconds:.2f}", f"{rate:.1f}",
@@ -253,7 +269,7 @@ def speed_table(rows, subset):
 
 def linearity_lines(rows):
     """Seconds per notebook at each size, and the marginal cost between sizes."""
-    mine = sorted({(count, seconds) for label, count, seconds, _, _ in rows[:-3]
+    mine = sorted({(count, seconds) for label, count, seconds, *_ in rows[:-3]
                    if label == MHAKIT})
     lines = ["mhakit grade, seconds per notebook: " +
              ", ".join(f"{seconds / count:.4f} at {count}" for count, seconds in mine)]
@@ -264,7 +280,7 @@ def linearity_lines(rows):
 
 def agreement(rows):
     """Whether mhakit grade and the kit's nbgrader autograde agree, student by student."""
-    mine, theirs = rows[-3][4], rows[-2][4]
+    mine, theirs = rows[-3][4], rows[-2][4]  # the totals of each
     differing = sorted(s for s in mine.keys() | theirs.keys() if mine.get(s) != theirs.get(s))
     return differing
 
@@ -279,13 +295,35 @@ def by_sample(totals):
 
 def totals_table(rows):
     table = Table(box=box.SIMPLE_HEAD, title="Totals on the baseline subset, by sample student")
-    shown = [(label, by_sample(totals)) for label, _, _, _, totals in rows[-3:]]
+    shown = [(label, by_sample(totals)) for label, _, _, _, totals, _ in rows[-3:]]
     samples = sorted({sample for _, row in shown for sample in row})
     table.add_column("method")
     for sample in samples:
         table.add_column(sample, justify="right")
     for label, row in shown:
         table.add_row(label, *(row.get(sample, "-") for sample in samples))
+    return table
+
+
+def breakdown_table(rows):
+    """Where mhakit grade's time went, per notebook, at each class size: each phase's
+    seconds added up over the workers (so they sum to about jobs × wall), from the run's
+    timing.json, beside the wall time per notebook."""
+    runs = sorted({count: timing for label, count, _, _, _, timing in rows[:-3]
+                   if label == MHAKIT}.items())
+    seconds = {count: timing["seconds_per_notebook"] for count, timing in runs}
+    phases = [name for name in ORDER if any(per.get(name) for per in seconds.values())]
+    table = Table(box=box.SIMPLE_HEAD, title="mhakit grade: milliseconds per notebook, by "
+                  f"phase (added over the {runs[0][1]['jobs']} workers)")
+    table.add_column("phase")
+    for count, _ in runs:
+        table.add_column(f"{count} notebooks", justify="right")
+    for name in phases:
+        table.add_row(name, *(f"{seconds[count].get(name, 0) * 1000:.1f}" for count, _ in runs))
+    table.add_row("all phases", *(f"{sum(seconds[count].values()) * 1000:.1f}"
+                                  for count, _ in runs))
+    table.add_row("wall time / notebooks", *(
+        f"{timing['wall_seconds'] / timing['notebooks'] * 1000:.1f}" for _, timing in runs))
     return table
 
 
@@ -322,6 +360,7 @@ def main(argv=None):
     console.print(speed_table(rows, args.baseline_notebooks))
     for line in linearity_lines(rows):
         console.print(line)
+    console.print(breakdown_table(rows))
     console.print(totals_table(rows))
     differing = agreement(rows)
     console.print("per-student totals, mhakit grade vs nbgrader autograde + kit config: " +

@@ -61,6 +61,8 @@ from autograder.grader.grading import grade_cells, ordered_checks, seeded
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
 from autograder.selfcheck.runner import run_check
+# Run as a script, Python puts benchmarks/ on the path, not the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.mha_exercise import sample_answers
 
 # rich is imported only where the parent prints: the uid mode's Python may hold only

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import secrets
 import tempfile
+import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -22,6 +23,7 @@ from rich.text import Text
 from .. import __version__
 from .feedback import feedback_html, feedback_markdown
 from ..exercise import current
+from ..phases import WRITING, Stopwatch, added
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
@@ -228,6 +230,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     for student, reason in (book.excluded.items() if book else ()):
         notes[student].append(reason)
     console = Console(stderr=True)
+    watch, graded_now = Stopwatch(), []  # the parent's own phase: writing what comes back
     if results and not quiet:
         console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
                       f"grade (seed {run_seed})")
@@ -241,6 +244,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
             for student, result, cells in graded(todo, run_seed, jobs, dask, book, language):
                 result = with_notes(result, notes.get(student))
                 results[student] = result
+                graded_now.append(result)
+                watch.enter(WRITING)
                 try:
                     write_atomically(out / student / "results.json",
                                      json.dumps(result, indent=1))
@@ -251,6 +256,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                     results[student] = with_notes(failure(
                         "grading failed", f"its results could not be written "
                         f"({type(error).__name__}: {error})", run_seed), notes.get(student))
+                watch.leave()
                 progress.advance(task)
         for student in sorted(set(results) - set(todo)):
             results[student] = with_notes(results[student], notes.get(student))
@@ -269,7 +275,23 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
             book.close()
     write_grades_csv(out / "grades.csv", results)
     write_report(results, out)
+    write_timing(out / "timing.json", graded_now, watch, "dask" if dask else jobs)
     return dict(sorted(results.items()))
+
+
+def write_timing(path, graded_now, watch, jobs):
+    """timing.json: how long this run took, and where the time went, added up over the
+    notebooks it graded (each result's seconds, see phases.py) and the writing here."""
+    phases = added(result["extra_data"].get("seconds") for result in graded_now)
+    phases[WRITING] += watch.seconds.get(WRITING, 0.0)
+    count = len(graded_now)
+    write_atomically(path, json.dumps({
+        "notebooks": count, "jobs": jobs or os.cpu_count() or 1,
+        "wall_seconds": round(time.perf_counter() - watch.started, 4),
+        "seconds": {name: round(value, 4) for name, value in phases.items()},
+        "seconds_per_notebook": {name: round(value / count, 5) if count else 0.0
+                                 for name, value in phases.items()},
+    }, indent=1))
 
 
 def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):

@@ -189,6 +189,15 @@ def test_a_resumed_run_keeps_what_holds_and_matches_an_uninterrupted_one(course,
         first = json.loads((whole / student / "results.json").read_text(encoding="utf-8"))
         assert result["tests"] == first["tests"] and result["score"] == first["score"]
     assert (resumed / "grades.csv").read_text() == (whole / "grades.csv").read_text()
+    # timing.json counts the notebooks this run graded, and only their seconds.
+    timing = json.loads((resumed / "timing.json").read_text(encoding="utf-8"))
+    assert timing["notebooks"] == 2
+    graded_now = [again[s]["extra_data"]["seconds"] for s in ("bob_partly_correct",
+                                                              "dave_tries_to_cheat")]
+    trips = sum(seconds["round trips"] for seconds in graded_now)
+    assert timing["seconds"]["round trips"] == pytest.approx(trips, abs=1e-3)
+    assert timing["seconds"]["writing results"] > 0
+    assert timing["wall_seconds"] >= sum(sum(s.values()) for s in graded_now) / timing["jobs"]
     # Another seed, or --fresh, grades everything again.
     other = json.loads(mhakit_text("grade", str(submitted), "--out", str(resumed), "--seed",
                                    "5", "--json", "--quiet").stdout)
