@@ -180,8 +180,8 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
     ``plans`` comes from ``plan``; ``batches`` (optional) is [(positions, EncodedBatch of
     their calls)] as ``batch_groups`` groups them, usually one for every check.
     ``rng_for(check)`` gives a fresh generator with the same seed on every call, so that
-    planning and replaying draw the same inputs. Each batch is replayed before the next one is sent. A wrong value is
-    named from the ``exercise``'s catalogue of mistakes.
+    planning and replaying draw the same inputs. Each batch is replayed before the next
+    one is sent. A wrong value is named from the ``exercise``'s catalogue of mistakes.
     """
     from ..exercise import current
     from ..selfcheck.runner import run_check
