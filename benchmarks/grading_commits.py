@@ -12,9 +12,9 @@ pyproject.toml.
 
 Each side builds its own class, since its grader checks submissions against its own
 release: ``mhakit demo --keep`` writes a course with the 4 sample students, which are
-cycled into N numbered copies, e.g. alice_correct_0003. Then, for R rounds, the sides
-take turns (old, new, old, new, ...: a busy spell of the machine hits both), each
-timing ``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a
+cycled into N numbered copies, e.g. alice_correct_0003, each code answer signed with a
+comment of its own. Then, for R rounds, the sides take turns (old, new, old, new, ...:
+a busy spell of the machine hits both), each timing ``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a
 subprocess with time.perf_counter. The table gives each side's median and min seconds,
 notebooks per second and the ratio new/old of the medians. The exit status is 1 if the
 two sides give a sample student different totals, 2 if a step fails (its output is shown).
@@ -26,6 +26,7 @@ Run it from the repository root:
 
 import argparse
 import csv
+import json
 import os
 import shutil
 import statistics
@@ -135,8 +136,25 @@ def build_class(side, count):
     side.klass = side.work / "class"
     for index in range(count):
         sample = samples[index % len(samples)]
+        student = f"{sample.name}_{index:04d}"
         for assignment in sample.iterdir():
-            shutil.copytree(assignment, side.klass / f"{sample.name}_{index:04d}" / assignment.name)
+            shutil.copytree(assignment, side.klass / student / assignment.name)
+        for notebook in (side.klass / student).rglob("*.ipynb"):
+            sign(notebook, student)
+
+
+def sign(notebook, student):
+    """Ends each code answer of ``notebook`` with a comment naming ``student``: in a real
+    class no two students hand in the same source, so a cache keyed by a cell's source
+    must not make the copies look cheaper than they are."""
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    for cell in data.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("solution"):
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source
+            cell["source"] = source + f"\n# {student}\n"
+    notebook.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
 def grade_once(side, run, args):

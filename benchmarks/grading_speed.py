@@ -3,7 +3,8 @@
 One run builds a throwaway nbgrader course (source, release, gradebook) and a class of
 notebooks: the 4 bundled sample students (correct, partly wrong, unanswered, cheating)
 plus a broken one (a syntax error, and a function that kills its own process), cycled
-and numbered, e.g. alice_correct_0003. Then, with one fixed seed, it times:
+and numbered, e.g. alice_correct_0003, each code answer signed with a comment of its
+own. Then, with one fixed seed, it times:
 
   1. ``mhakit grade submitted --gradebook`` on the first N notebooks, for each N given
      (results on disk and the scores in nbgrader's gradebook count in the time);
@@ -77,14 +78,21 @@ def class_answers():
 
 
 def write_class(course, count):
-    """submitted/<sample>_<number>/mha/mha.ipynb for `count` students, cycling the samples."""
+    """submitted/<sample>_<number>/mha/mha.ipynb for `count` students, cycling the samples.
+
+    Each student's code answers end with a comment that names them, so no two students
+    hand in the same source, as in a real class: a cache keyed by a cell's source helps
+    the cells that every student leaves as released, not the answers."""
     release = nbformat.read(str(course / "assignments" / ASSIGNMENT / NOTEBOOK), as_version=4)
-    samples = [(name, nbformat.writes(fill(release, answers))) for name, answers in class_answers()]
+    samples = class_answers()
     for index in range(count):
-        name, text = samples[index % len(samples)]
-        path = course / "submitted" / f"{name}_{index:04d}" / ASSIGNMENT / NOTEBOOK
+        name, answers = samples[index % len(samples)]
+        student = f"{name}_{index:04d}"
+        own = {cell: source + f"\n# {student}\n" if cell.startswith("answer_") else source
+               for cell, source in answers.items()}
+        path = course / "submitted" / student / ASSIGNMENT / NOTEBOOK
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(nbformat.writes(fill(release, own)), encoding="utf-8")
 
 
 def prepare_course(course, count):
@@ -347,6 +355,9 @@ def main(argv=None):
     # rich assumes 80 columns when piped; the tables are wider than that.
     console = Console() if Console().is_terminal else Console(width=140)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="mhakit-speed-"))
+    # mhakit grade refuses a course that other accounts can read; mkdtemp is private already.
+    work.mkdir(mode=0o700, parents=True, exist_ok=True)
+    work.chmod(0o700)
     try:
         count = max(args.notebooks + [args.baseline_notebooks])
         Console(stderr=True).print(f"preparing a course with {count} notebooks in {work}")
