@@ -14,8 +14,9 @@ Each side builds its own class, since its grader checks submissions against its 
 release: ``mhakit demo --keep`` writes a course with the 4 sample students, which are
 cycled into N numbered copies, e.g. alice_correct_0003, each code answer signed with a
 comment of its own. Then, for R rounds, the sides take turns (old, new, old, new, ...:
-a busy spell of the machine hits both), each timing ``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a
-subprocess with time.perf_counter. The table gives each side's median and min seconds,
+a busy spell of the machine hits both), each timing
+``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a subprocess
+with time.perf_counter. The table gives each side's median and min seconds,
 notebooks per second and the ratio new/old of the medians. The exit status is 1 if the
 two sides give a sample student different totals, 2 if a step fails (its output is shown).
 
