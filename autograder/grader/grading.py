@@ -59,9 +59,16 @@ def seeded(seed):
     """``rng_for(check)``: the generator of a check's hidden inputs, from the run's seed and
     the check's name, so adding or moving a check changes no other check's inputs."""
     def rng_for(chk):
-        name = int.from_bytes(hashlib.sha256(chk.name.encode()).digest()[:8], "big")
-        return np.random.default_rng([seed, name])
+        return np.random.default_rng(_seed_sequence(seed, chk.name))
     return rng_for
+
+
+@lru_cache(maxsize=4096)
+def _seed_sequence(seed, name):
+    # Working out a SeedSequence from its entropy is most of a generator's start, and a
+    # grading process asks for each check's generator again for every submission.
+    number = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
+    return np.random.SeedSequence([seed, number])
 
 
 def prepared_for(seed, exercise=None):

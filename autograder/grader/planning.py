@@ -136,7 +136,9 @@ def same_call(a, b):
 def _same_value(x, y):
     if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
         return (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype
-                and x.shape == y.shape and np.array_equal(x, y, equal_nan=True))
+                and x.shape == y.shape
+                # equal bytes are equal arrays; else NaNs count as equal, -0.0 as 0.0
+                and (x.tobytes() == y.tobytes() or np.array_equal(x, y, equal_nan=True)))
     if isinstance(x, (tuple, list)) or isinstance(y, (tuple, list)):
         return (type(x) is type(y) and len(x) == len(y)
                 and all(_same_value(u, v) for u, v in zip(x, y)))

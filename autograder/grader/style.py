@@ -20,6 +20,7 @@ count. A loop over a literal tuple, a range of a constant, or a condition such a
 
 import ast
 
+from ..selfcheck.imports import parsed
 from ..selfcheck.wording import pick
 
 LABEL = {"zh": "写法提示（不扣分）：", "en": "Style note (no points): "}
@@ -134,8 +135,8 @@ def _called(func):
     return func.attr if isinstance(func, ast.Attribute) else None
 
 
-def _assignments(function):
-    for node in ast.walk(function):
+def _assignments(nodes):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 yield target, node.value
@@ -145,16 +146,16 @@ def _assignments(function):
             yield node.target, ast.Subscript(node.iter, ast.Constant(0))  # one item of it
 
 
-def kinds_in(function, vocabulary):
+def kinds_in(function, vocabulary, nodes=None):
     """The kinds of the names ``function`` uses, its parameters' from ``vocabulary``
     ((head count names, batched array names)); assignments are followed until nothing
-    changes."""
+    changes. ``nodes``: every node of ``function``, when the caller has walked it."""
     head_counts, batched = vocabulary
     arguments = function.args
     parameters = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
     kinds = _Kinds({name: COUNT if name in head_counts else ARRAY for name in parameters
                     if name in head_counts or name in batched})
-    assignments = list(_assignments(function))
+    assignments = list(_assignments(ast.walk(function) if nodes is None else nodes))
     known = None
     while known != kinds.names:  # each pass can only add names, so this ends
         known = dict(kinds.names)
@@ -171,8 +172,9 @@ def _counts_in(test, kinds):
 
 def loop_lines(function, vocabulary):
     """The lines of ``function``'s loops over heads or batch items."""
-    kinds = kinds_in(function, vocabulary)
-    for node in ast.walk(function):
+    nodes = list(ast.walk(function))  # walked once, for the kinds and for the loops
+    kinds = kinds_in(function, vocabulary, nodes)
+    for node in nodes:
         if isinstance(node, (ast.For, ast.AsyncFor)) and kinds.walks(node.iter):
             yield node.lineno
         elif isinstance(node, ast.comprehension) and kinds.walks(node.iter):
@@ -194,9 +196,8 @@ def style_notes(cells, exercise, language="zh"):
     hints, vocabulary = style.HINTS, vocabulary_of(style)
     defined = {}
     for _, source in cells:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parsed(source)  # the import notes read the same trees
+        if tree is None:
             continue
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name in hints:

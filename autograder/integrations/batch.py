@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import __version__
-from .feedback import feedback_html, feedback_markdown
+from .feedback import feedback_html, feedback_markdown, feedback_parts
 from ..exercise import current
 from ..phases import WRITING, Stopwatch, added
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
@@ -170,8 +170,9 @@ def find_submissions(folder):
 
 def write_feedback(folder, student, result):
     """feedback.md and feedback.html next to the student's results.json."""
-    write_atomically(folder / "feedback.md", feedback_markdown(student, result))
-    write_atomically(folder / "feedback.html", feedback_html(student, result))
+    parts = feedback_parts(result)
+    write_atomically(folder / "feedback.md", feedback_markdown(student, result, parts))
+    write_atomically(folder / "feedback.html", feedback_html(student, result, parts))
 
 
 def write_atomically(path, text):

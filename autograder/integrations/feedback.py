@@ -31,29 +31,34 @@ def _words(result):
     return words
 
 
-def _parts(result):
+def feedback_parts(result):
+    """[(part, points earned, points possible, its summary)]: what both files show.
+    Working the summaries out is most of writing feedback, so a caller that writes
+    both files works them out once and hands them to each."""
+    found = []
     for part in current().parts:
         tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
         if tests:
             earned = sum(t["score"] for t in tests)
             possible = sum(t["max_score"] for t in tests)
-            yield part, earned, possible, part_summary(result, part)
+            found.append((part, earned, possible, part_summary(result, part)))
+    return found
 
 
-def feedback_markdown(student, result):
+def feedback_markdown(student, result, parts=None):
     words, extra = _words(result), result["extra_data"]
     lines = [f"# {words['title']}: {student}", "",
              f"**{words['total']}: {result['score']:g} / {extra['max_score']:g}**", ""]
     if not result["tests"]:
         lines += [f"{words['unreadable']}: {result.get('output', extra.get('status'))}", ""]
     lines += [f"{words['note']}: {note}\n" for note in extra.get("batch_notes") or ()]
-    for part, earned, possible, summary in _parts(result):
+    for part, earned, possible, summary in parts or feedback_parts(result):
         heading = f"## {part}" + (f" ({earned:g} / {possible:g})" if possible else "")
         lines += [heading, "", "```", summary, "```", ""]
     return "\n".join(lines)
 
 
-def feedback_html(student, result):
+def feedback_html(student, result, parts=None):
     language = decide(result["extra_data"].get("language"))
     words, extra = _words(result), result["extra_data"]
     escape = html.escape
@@ -65,7 +70,7 @@ def feedback_html(student, result):
                     f"{escape(str(result.get('output', extra.get('status'))))}</p>")
     body += [f"<p>{escape(words['note'])}: {escape(note)}</p>"
              for note in extra.get("batch_notes") or ()]
-    for part, earned, possible, summary in _parts(result):
+    for part, earned, possible, summary in parts or feedback_parts(result):
         points = f" ({earned:g} / {possible:g})" if possible else ""
         body += [f"<h2>{escape(part)}{points}</h2>", f"<pre>{escape(summary)}</pre>"]
     return ("<!DOCTYPE html>\n"
