@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autograder.grader.grading import prepared_for
-from autograder.grader.planning import ReplayingStudent, batch_groups
+from autograder.grader.planning import ReplayingStudent, batch_groups, same_call
 from autograder.sandbox import Outcome, PlannedCall
 from autograder.sandbox.student import IsolatedStudent
 from tests.conftest import grade_answers
@@ -79,3 +79,15 @@ def test_a_result_says_where_its_time_went(reference_answers):
     for phase in ("child start and loading the cells", "round trips",
                   "comparison and diagnosis", "teardown"):
         assert seconds[phase] > 0, seconds
+
+
+@pytest.mark.parametrize("planned, asked, same", [
+    (np.array([1.0, 2.0]), np.array([1.0, 2.0]), True),
+    (np.array([0.0, np.nan]), np.array([-0.0, np.nan]), True),  # equal, not equal bytes
+    (np.array([1.0, 2.0]), np.array([1.0, 2.5]), False),
+    (np.array([1.0, 2.0]), np.array([1.0, 2.0], dtype=np.float32), False),
+    (np.zeros((2, 3)), np.zeros((3, 2)), False),  # the same bytes, another shape
+])
+def test_a_replayed_call_is_the_planned_one_when_its_arrays_are_equal(planned, asked, same):
+    assert same_call(PlannedCall("softmax", (planned,), {}),
+                     PlannedCall("softmax", (asked,), {})) is same

@@ -225,3 +225,24 @@ def test_build_with_one_language_writes_that_assignment_only(tmp_path):
     done = mhakit("build", "--course", str(tmp_path), "--source-only", "--language", "en")
     assert done.returncode == 0, done.stderr
     assert sorted(path.name for path in (tmp_path / "source").iterdir()) == ["mha_en"]
+
+
+def test_the_command_line_skips_rfc3987_syntax_and_nbformat_still_validates():
+    # In a fresh interpreter, as `mhakit` starts: the command line's module comes first.
+    code = (
+        "import sys\n"
+        "import autograder.integrations.cli\n"
+        "import jsonschema, nbformat\n"
+        "assert sys.modules['rfc3987_syntax'] is None\n"
+        "notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1 + 1')])\n"
+        "nbformat.validate(notebook)\n"
+        "broken = nbformat.v4.new_notebook()\n"
+        "broken.cells.append({'cell_type': 'code'})\n"
+        "try:\n"
+        "    nbformat.validate(broken)\n"
+        "except nbformat.ValidationError:\n"
+        "    print('refused')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "refused"

@@ -43,6 +43,13 @@ def test_cell_imports_finds_every_import_and_says_which_are_at_the_top():
         ("a", 1, "scipy"), ("a", 5, "torch")]
 
 
+def test_cell_imports_hands_out_a_list_of_its_own_each_time():
+    source = "import numpy\nimport json\n"
+    first = cell_imports(source)
+    first.clear()  # a caller that changes its list changes nobody else's
+    assert cell_imports(source) == [(1, True, "numpy"), (2, True, "json")]
+
+
 def test_a_kernel_namespace_names_modules_their_objects_and_imports_inside_functions():
     scipy = types.ModuleType("scipy.special")
     imported = types.FunctionType((lambda x: x).__code__, {}, "expit")
