@@ -146,16 +146,16 @@ def _assignments(nodes):
             yield node.target, ast.Subscript(node.iter, ast.Constant(0))  # one item of it
 
 
-def kinds_in(function, vocabulary, nodes=None):
+def kinds_in(function, vocabulary, nodes):
     """The kinds of the names ``function`` uses, its parameters' from ``vocabulary``
     ((head count names, batched array names)); assignments are followed until nothing
-    changes. ``nodes``: every node of ``function``, when the caller has walked it."""
+    changes. ``nodes``: every node of ``function`` (the caller walks it once)."""
     head_counts, batched = vocabulary
     arguments = function.args
     parameters = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
     kinds = _Kinds({name: COUNT if name in head_counts else ARRAY for name in parameters
                     if name in head_counts or name in batched})
-    assignments = list(_assignments(ast.walk(function) if nodes is None else nodes))
+    assignments = list(_assignments(nodes))
     known = None
     while known != kinds.names:  # each pass can only add names, so this ends
         known = dict(kinds.names)
