@@ -73,15 +73,26 @@ COMMON_LAYERS = ["separate process, started fresh", "resource limits (CPU, memor
 class UidPool:
     """One uid per running child: RLIMIT_NPROC counts processes per uid, so two children
     must never share one, not even children of two grading runs on the same machine.
-    A uid is held by an exclusive lock on a file of its own."""
+    A uid is held by an exclusive lock on a file of its own.
+
+    A uid found free is one that no process has: finding one reads every process's
+    status, which costs more than the rest of a child's start. So a uid that a child of
+    this process gave back with nothing of its own left (``give_back``) stays locked by
+    this process, and the next child takes it without a search: while the lock is held,
+    no other grader can have used it."""
 
     def __init__(self, base=UID_BASE, folder=UID_LOCKS):
         self.base, self.folder, self.lock = base, folder, threading.Lock()
+        self._kept, self._kept_by = [], os.getpid()
 
-    @contextmanager
-    def take(self):
-        self.folder.mkdir(mode=0o700, exist_ok=True)
+    def lend(self):
+        """A free uid, locked: (uid, the open lock file). Close the file to give it up."""
         with self.lock:
+            if self._kept_by != os.getpid():  # a forked copy shares the parent's locks
+                self._kept, self._kept_by = [], os.getpid()
+            if self._kept:
+                return self._kept.pop()
+            self.folder.mkdir(mode=0o700, exist_ok=True)
             for uid in range(self.base, self.base + 10_000):
                 handle = open(self.folder / str(uid), "a")
                 try:
@@ -90,10 +101,22 @@ class UidPool:
                     handle.close()
                     continue
                 if not processes_of_uid(uid):  # nothing of an earlier grading lives on it
-                    break
+                    return uid, handle
                 handle.close()
-            else:
-                raise RuntimeError("no free uid for a grading child")
+        raise RuntimeError("no free uid for a grading child")
+
+    def give_back(self, lease):
+        """A lease from ``lend`` whose child has ended with nothing of it left (its cgroup
+        empty, or no process of the uid): kept locked for this process's next child."""
+        with self.lock:
+            if self._kept_by == os.getpid():
+                self._kept.append(lease)
+                return
+        lease[1].close()
+
+    @contextmanager
+    def take(self):
+        uid, handle = self.lend()
         try:
             yield uid
         finally:
@@ -264,14 +287,22 @@ def course_paths():
     reads), and whatever MHAKIT_HIDE names (os.pathsep between)."""
     from ..exercise import current, loaded
 
-    kit, cwd = Path(__file__).resolve().parents[1], Path.cwd().resolve()
-    paths = [kit] + [path for exercise in [current(), *loaded()]
-                     for path in exercise.hidden_paths()]
+    exercises = [current(), *loaded()]
+    key = (os.getcwd(), os.environ.get("MHAKIT_HIDE", ""), NBGRADER_EXCHANGE.exists(),
+           tuple(path for exercise in exercises for path in exercise.hidden_paths()))
+    return list(_course_paths(*key))
+
+
+@functools.lru_cache(maxsize=8)
+def _course_paths(cwd, hide, exchange, exercise_paths):
+    # Every child's plan asks, twice; resolving the paths is most of what that costs.
+    kit, cwd = Path(__file__).resolve().parents[1], Path(cwd).resolve()
+    paths = [kit, *exercise_paths]
     if not Path("/usr").is_relative_to(cwd):  # grading from / or /usr: not a secret
         paths.append(cwd)
-    paths += [NBGRADER_EXCHANGE] if NBGRADER_EXCHANGE.exists() else []
-    paths += [Path(p) for p in os.environ.get("MHAKIT_HIDE", "").split(os.pathsep) if p]
-    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths if p is not None))
+    paths += [NBGRADER_EXCHANGE] if exchange else []
+    paths += [Path(p) for p in hide.split(os.pathsep) if p]
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in paths if p is not None))
 
 
 def without(roots, hidden):
@@ -304,6 +335,13 @@ def without(roots, hidden):
         # course) is granted alone: the rest of that folder stays hidden.
         grant(root)
     return {"read": list(dict.fromkeys(granted)), "list": list(dict.fromkeys(split))}
+
+
+@functools.lru_cache(maxsize=8)
+def _grants(roots, hidden):
+    # ``without`` lists folders; every child of a run asks with the same paths. A file
+    # made later in a folder so listed is left out: denied, never shown.
+    return without(roots, hidden)
 
 
 def listable(config):
@@ -373,7 +411,8 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None,
                       env=dict(env, HOME=str(scratch), TMPDIR=str(scratch),
                                MPLCONFIGDIR=str(scratch)))
         if abi:
-            grants = without(readable_roots(limits.packages), course_paths())
+            grants = _grants(tuple(readable_roots(limits.packages)), tuple(course_paths()))
+            grants = {kind: list(paths) for kind, paths in grants.items()}  # the plan's own
             kept = [] if bounded else [str(scratch)]  # unbounded: read-only
             config["landlock"] = {"abi": abi, "write": [str(scratch)] * bounded + ["/dev/null"],
                                   "read": grants["read"] + DEVICES + kept, "list": grants["list"]}

@@ -62,8 +62,8 @@ class ChildProcess:
         self.pidfd, self.uid = None, None  # B, the process that runs student code; its uid
         self.cgroup = cgroups.create(limits.memory_bytes, limits.processes)
         if spec["uid"]:
-            self.uid_lease = confinement.UIDS.take()
-            self.uid = self.uid_lease.__enter__()
+            self.uid_lease = confinement.UIDS.lend()
+            self.uid = self.uid_lease[0]
         folder = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
         config = confinement.child_plan(self.mode, limits, child_environment(), folder,
                                         pool_uid=self.uid, cgroup=self.cgroup)
@@ -231,7 +231,7 @@ class ChildProcess:
                 confinement.LEFT_BEHIND.append(self.cgroup)  # it holds a process still
         if self.uid_lease is not None:
             if gone:
-                self.uid_lease.__exit__(None, None, None)
+                confinement.UIDS.give_back(self.uid_lease)
             else:  # never lent again by this grader: the lock on it stays held
                 confinement.LEFT_BEHIND.append(self.uid_lease)
             self.uid_lease = None

@@ -150,3 +150,35 @@ def test_unconfined_grading_is_refused_unless_the_risk_is_accepted(tmp_path):
                     "the jail may rightly be unavailable")
 def test_in_ci_the_jail_is_in_force():
     assert JAILED, f"the jail could not be built: {PROBLEMS}"
+
+
+def test_a_uid_given_back_is_lent_again_without_a_search(tmp_path, monkeypatch):
+    searched = []
+    monkeypatch.setattr(confinement, "processes_of_uid", lambda uid: searched.append(uid) or [])
+    pool = confinement.UidPool(base=64900, folder=tmp_path)
+    first, second = pool.lend(), pool.lend()
+    assert first[0] != second[0] and len(searched) == 2  # two children, two uids
+    pool.give_back(first)
+    assert pool.lend() == first and len(searched) == 2  # kept locked: no search
+    # Its lock is still held: another grader's pool cannot take it meanwhile.
+    other = confinement.UidPool(base=64900, folder=tmp_path)
+    assert other.lend()[0] not in (first[0], second[0])
+
+
+def test_a_uid_that_was_not_given_back_is_searched_for_again(tmp_path, monkeypatch):
+    busy = set()
+    monkeypatch.setattr(confinement, "processes_of_uid", lambda uid: [1] if uid in busy else [])
+    pool = confinement.UidPool(base=64900, folder=tmp_path)
+    uid, handle = pool.lend()
+    handle.close()  # given up, not given back: a process of it may be left
+    busy.add(uid)
+    assert pool.lend()[0] != uid
+
+
+def test_a_forked_copy_of_the_grader_never_uses_the_uids_its_parent_keeps(tmp_path, monkeypatch):
+    monkeypatch.setattr(confinement, "processes_of_uid", lambda uid: [])
+    pool = confinement.UidPool(base=64900, folder=tmp_path)
+    kept = pool.lend()
+    pool.give_back(kept)
+    monkeypatch.setattr(pool, "_kept_by", -1)  # as a fork sees it: another process kept it
+    assert pool.lend()[0] != kept[0]  # the parent still holds its lock
