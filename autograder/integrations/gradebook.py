@@ -163,24 +163,27 @@ class GradebookWriter:
     """One open gradebook for a whole run; submissions go in by the chunk.
 
     nbgrader's own add_submission commits once per submission, and a commit costs more
-    than grading one. So this creates the same rows (a submission, its notebook, a grade
-    per grade cell, a comment per solution cell) with nbgrader's own classes, and commits
-    every ``chunk`` submissions. A submission graded before keeps its manual scores.
+    than grading one; its ORM, loading and saving each row as an object, costs a few
+    milliseconds per submission more. So this writes the same rows as nbgrader's classes
+    would (a submission, a notebook for each of the assignment's notebooks, a grade per
+    grade cell, a comment per solution cell, each with nbgrader's kind of id) straight
+    into their tables, and commits every ``chunk`` submissions. A submission graded
+    before keeps its rows, its manual scores and its manual comments.
     ``entries``: the (assignment, notebook) pairs the run writes, each an assignment of
     the gradebook (MissingEntry otherwise).
     """
 
     def __init__(self, course, entries, chunk=100):
-        from nbgrader.api import Gradebook
+        from nbgrader.api import Gradebook, Student
 
         self.course, self.chunk, self.pending = Path(course), chunk, []
         self.gradebook = Gradebook(database_url(course))
         try:
             self.entries = {entry: _Entry(self.gradebook, *entry) for entry in entries}
+            self.students = set(self.gradebook.db.scalars(select_ids(Student)))
         except Exception:
             self.gradebook.close()
             raise
-        self.students = {student.id for student in self.gradebook.students}
 
     def record(self, entry, student, grades, comments):
         self.pending.append((self.entries[entry], student, grades, comments))
@@ -190,24 +193,22 @@ class GradebookWriter:
     def flush(self):
         from nbgrader.api import Student
 
-        # No autoflush: the chunk's rows go in together at the commit, as batched inserts.
-        with self.gradebook.db.no_autoflush:
-            for entry, student, grades, comments in self.pending:
-                if student not in self.students:
-                    self.gradebook.db.add(Student(id=student))
-                    self.students.add(student)
-                submission = entry.submissions.get(student) or entry.new_submission(
-                    self.gradebook, student)
-                timestamp = self._timestamp(entry.assignment.name, student)
-                if timestamp is not None:
-                    submission.timestamp = timestamp
-                notebook = next(nb for nb in submission.notebooks
-                                if nb.notebook is entry.notebook)
-                for grade in notebook.grades:
-                    grade.auto_score, manual = grades.get(entry.names[grade.cell_id], (0, False))
-                    grade.needs_manual_grade = manual or grade.manual_score is not None
-                for comment in notebook.comments:
-                    comment.auto_comment = comments.get(entry.names[comment.cell_id])
+        rows = _Rows()
+        for entry, student, grades, comments in self.pending:
+            if student not in self.students:
+                rows.add(Student, id=student)
+                self.students.add(student)
+            submission = entry.submissions.get(student) or entry.new_submission(student, rows)
+            timestamp = self._timestamp(entry.assignment_name, student)
+            if timestamp is not None:
+                rows.change_timestamp(submission.id, timestamp)
+            for grade in submission.grades:
+                auto_score, manual = grades.get(entry.names[grade.cell_id], (0, False))
+                rows.change_grade(grade.id, auto_score,
+                                  manual or grade.manual_score is not None)
+            for comment in submission.comments:
+                rows.change_comment(comment.id, comments.get(entry.names[comment.cell_id]))
+        rows.write(self.gradebook.db)
         self.gradebook.db.commit()
         self.pending = []
 
@@ -228,33 +229,131 @@ class GradebookWriter:
             return None
 
 
+def select_ids(model):
+    from sqlalchemy import select
+
+    return select(model.__table__.c.id)
+
+
+class _Row:
+    """A gradebook row this run knows: its id, and a grade's manual score."""
+
+    def __init__(self, id, cell_id=None, manual_score=None):
+        self.id, self.cell_id, self.manual_score = id, cell_id, manual_score
+
+
+class _Submission:
+    """A student's submission of an entry: its id, and the grade and comment rows of the
+    entry's notebook in it."""
+
+    def __init__(self, id, grades=(), comments=()):
+        self.id, self.grades, self.comments = id, list(grades), list(comments)
+
+
+class _Rows:
+    """The rows one chunk adds, and the columns it changes, written in a few statements."""
+
+    def __init__(self):
+        self.added = {}  # model -> [row dicts]
+        self.grades, self.comments, self.timestamps = [], [], []
+
+    def add(self, model, **row):
+        self.added.setdefault(model, []).append(row)
+
+    def change_grade(self, grade_id, auto_score, needs_manual_grade):
+        self.grades.append({"row": grade_id, "auto_score": auto_score,
+                            "needs_manual_grade": bool(needs_manual_grade)})
+
+    def change_comment(self, comment_id, auto_comment):
+        self.comments.append({"row": comment_id, "auto_comment": auto_comment})
+
+    def change_timestamp(self, submission_id, timestamp):
+        self.timestamps.append({"row": submission_id, "timestamp": timestamp})
+
+    def write(self, db):
+        from nbgrader.api import (Comment, Grade, Student, SubmittedAssignment,
+                                  SubmittedNotebook)
+        from sqlalchemy import bindparam, insert, update
+
+        for model in (Student, SubmittedAssignment, SubmittedNotebook, Grade, Comment):
+            if self.added.get(model):  # each after the rows it refers to
+                db.execute(insert(model.__table__), self.added[model])
+        for model, rows in ((Grade, self.grades), (Comment, self.comments),
+                            (SubmittedAssignment, self.timestamps)):
+            if rows:
+                table = model.__table__
+                columns = {name: bindparam(name) for name in rows[0] if name != "row"}
+                db.execute(update(table).where(table.c.id == bindparam("row"))
+                           .values(**columns), rows)
+
+
 class _Entry:
-    """One assignment's notebook in the open gradebook, and its submissions so far."""
+    """One assignment's notebook in the open gradebook: the ids of its rows, and its
+    submissions so far (only their ids and manual scores: no objects of nbgrader's)."""
 
     def __init__(self, gradebook, assignment, notebook):
-        self.assignment = gradebook.find_assignment(assignment)  # else MissingEntry
-        self.notebook = gradebook.find_notebook(notebook, assignment)
-        self.submissions = {sub.student_id: sub for sub in self.assignment.submissions}
+        from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
+        from sqlalchemy import select
+
+        found = gradebook.find_assignment(assignment)  # else MissingEntry
+        stored = gradebook.find_notebook(notebook, assignment)
+        self.assignment_name, self.assignment_id = found.name, found.id
+        self.notebook_id = stored.id  # plain values: a commit expires nbgrader's objects
+        self.notebook_ids = [stored.id for stored in found.notebooks]
+        self.cells = {each.id: ([cell.id for cell in each.grade_cells + each.task_cells],
+                                [cell.id for cell in each.solution_cells + each.task_cells])
+                      for each in found.notebooks}
         # Cell names by id, read once: asking each grade for its name costs a query.
         self.names = {cell.id: cell.name for cells in (
-            self.notebook.grade_cells, self.notebook.solution_cells, self.notebook.task_cells)
-            for cell in cells}
+            stored.grade_cells, stored.solution_cells, stored.task_cells) for cell in cells}
+        submitted, notebooks = SubmittedAssignment.__table__, SubmittedNotebook.__table__
+        mine = {row.id: _Submission(row.id) for row in gradebook.db.execute(
+            select(submitted.c.id).where(submitted.c.assignment_id == found.id))}
+        students = dict(gradebook.db.execute(
+            select(submitted.c.id, submitted.c.student_id)
+            .where(submitted.c.assignment_id == found.id)).all())
+        by_notebook = dict(gradebook.db.execute(
+            select(notebooks.c.id, notebooks.c.assignment_id)
+            .where(notebooks.c.notebook_id == self.notebook_id)).all())
+        grades, comments = Grade.__table__, Comment.__table__
+        for row in gradebook.db.execute(select(grades.c.id, grades.c.cell_id,
+                                               grades.c.manual_score, grades.c.notebook_id)
+                                        .where(grades.c.notebook_id.in_(by_notebook))):
+            mine[by_notebook[row.notebook_id]].grades.append(
+                _Row(row.id, row.cell_id, row.manual_score))
+        for row in gradebook.db.execute(select(comments.c.id, comments.c.cell_id,
+                                               comments.c.notebook_id)
+                                        .where(comments.c.notebook_id.in_(by_notebook))):
+            mine[by_notebook[row.notebook_id]].comments.append(_Row(row.id, row.cell_id))
+        self.submissions = {students[key]: submission for key, submission in mine.items()}
 
-    def new_submission(self, gradebook, student):
-        from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
+    def new_submission(self, student, rows):
+        """Rows for a student's first submission of the assignment, as nbgrader's
+        SubmittedAssignment makes them: a notebook for each of the assignment's
+        notebooks, its grades and comments empty until ``flush`` fills this entry's."""
+        from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook, new_uuid
 
-        with gradebook.db.no_autoflush:
-            submission = SubmittedAssignment(assignment=self.assignment, student_id=student)
-            for stored in self.assignment.notebooks:
-                notebook = SubmittedNotebook(notebook=stored, assignment=submission)
-                for cell in stored.grade_cells:
-                    Grade(cell_id=cell.id, notebook=notebook)
-                for cell in stored.solution_cells:
-                    Comment(cell_id=cell.id, notebook=notebook)
-                for cell in stored.task_cells:
-                    Comment(cell_id=cell.id, notebook=notebook)
-                    Grade(cell_id=cell.id, notebook=notebook)
-            gradebook.db.add(submission)
+        submission = _Submission(new_uuid())
+        rows.add(SubmittedAssignment, id=submission.id, assignment_id=self.assignment_id,
+                 student_id=student, timestamp=None, extension=None)
+        for notebook_id in self.notebook_ids:
+            notebook = new_uuid()
+            rows.add(SubmittedNotebook, id=notebook, assignment_id=submission.id,
+                     notebook_id=notebook_id, flagged=False, late_submission_penalty=None)
+            graded, commented = self.cells[notebook_id]
+            for cell_id in graded:
+                grade = _Row(new_uuid(), cell_id)
+                rows.add(Grade, id=grade.id, notebook_id=notebook, cell_id=cell_id,
+                         auto_score=None, manual_score=None, extra_credit=None,
+                         needs_manual_grade=True)
+                if notebook_id == self.notebook_id:
+                    submission.grades.append(grade)
+            for cell_id in commented:
+                comment = _Row(new_uuid(), cell_id)
+                rows.add(Comment, id=comment.id, notebook_id=notebook, cell_id=cell_id,
+                         auto_comment=None, manual_comment=None)
+                if notebook_id == self.notebook_id:
+                    submission.comments.append(comment)
         self.submissions[student] = submission
         return submission
 

@@ -253,3 +253,108 @@ def test_gradebook_without_a_gradebook_says_to_build_first(course, tmp_path):
     stderr = done.stderr.decode(errors="replace")
     assert done.returncode == 2 and "run `mhakit build`" in stderr, stderr
     assert len(stderr.strip().splitlines()) == 1
+
+
+def _rows_of(database, student):
+    """A student's rows in every table a submission fills, without their ids."""
+    import sqlite3
+
+    db = sqlite3.connect(database)
+    joined = ("join submitted_notebook sn on x.notebook_id = sn.id "
+              "join submitted_assignment sa on sn.assignment_id = sa.id "
+              "join notebook n on sn.notebook_id = n.id "
+              "join base_cell bc on x.cell_id = bc.id where sa.student_id = ?")
+    rows = {name: sorted(db.execute(sql, (student,)).fetchall(), key=repr) for name, sql in {
+        "grades": "select n.name || '/' || bc.name, x.auto_score, x.manual_score, x.extra_credit, "
+                  "x.needs_manual_grade from grade x " + joined,
+        "comments": "select n.name || '/' || bc.name, x.auto_comment, x.manual_comment from comment x " + joined,
+        "notebooks": "select n.name, sn.flagged, sn.late_submission_penalty from "
+                     "submitted_notebook sn join submitted_assignment sa on "
+                     "sn.assignment_id = sa.id join notebook n on sn.notebook_id = n.id "
+                     "where sa.student_id = ?",
+        "submissions": "select timestamp, extension from submitted_assignment where "
+                       "student_id = ?",
+        "students": "select first_name, last_name, email, lms_user_id from student where id = ?",
+    }.items()}
+    db.close()
+    return rows
+
+
+def _small_gradebook(folder, monkeypatch):
+    """An assignment of two notebooks, each with a test, a written answer and a task."""
+    from nbgrader.api import Gradebook
+
+    # A new gradebook asks the `alembic` command for its version: the venv's.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment("hw")
+        for notebook in ("hw", "extra"):
+            gradebook.add_notebook(notebook, "hw")
+            gradebook.add_grade_cell("test_a", notebook, "hw", max_score=2, cell_type="code")
+            gradebook.add_grade_cell("written_a", notebook, "hw", max_score=1,
+                                     cell_type="markdown")
+            gradebook.add_solution_cell("written_a", notebook, "hw")
+            gradebook.add_solution_cell("answer_a", notebook, "hw")
+            gradebook.add_task_cell("task_a", notebook, "hw", max_score=1, cell_type="markdown")
+    return folder / "gradebook.db"
+
+
+def test_the_writer_makes_the_rows_nbgraders_own_classes_make(tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+
+    from autograder.integrations.gradebook import GradebookWriter
+
+    database = _small_gradebook(tmp_path, monkeypatch)
+    with Gradebook(f"sqlite:///{database}") as gradebook:  # nbgrader's own way, by hand
+        gradebook.add_student("by_nbgrader")
+        submission = gradebook.add_submission("hw", "by_nbgrader")
+        for grade in next(nb for nb in submission.notebooks if nb.name == "hw").grades:
+            grade.auto_score, grade.needs_manual_grade = {
+                "test_a": (2.0, False), "written_a": (None, True)}.get(grade.name, (0, False))
+        for comment in next(nb for nb in submission.notebooks if nb.name == "hw").comments:
+            comment.auto_comment = "No response." if comment.name == "answer_a" else None
+        gradebook.db.commit()
+    writer = GradebookWriter(tmp_path, [("hw", "hw")])
+    writer.record(("hw", "hw"), "by_writer", {"test_a": (2.0, False), "written_a": (None, True)},
+                  {"answer_a": "No response."})
+    writer.close()
+    assert _rows_of(database, "by_writer") == _rows_of(database, "by_nbgrader")
+    assert len(_rows_of(database, "by_writer")["grades"]) == 6  # both notebooks' rows
+
+
+def test_a_regrade_keeps_what_a_person_gave_and_changes_what_the_grader_gave(tmp_path,
+                                                                             monkeypatch):
+    import sqlite3
+
+    from autograder.integrations.gradebook import GradebookWriter
+
+    database = _small_gradebook(tmp_path, monkeypatch)
+    stamp = tmp_path / "submitted" / "ann" / "hw" / "timestamp.txt"
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text("2026-12-01 10:00:00.000000 UTC", encoding="utf-8")
+    for run, score in enumerate((1.0, 2.0)):
+        writer = GradebookWriter(tmp_path, [("hw", "hw")])
+        writer.record(("hw", "hw"), "ann", {"test_a": (score, False), "written_a": (None, True)},
+                      {"answer_a": f"run {run}"})
+        writer.close()
+        if run == 0:  # a person grades the written answer, overrides the test's score
+            db = sqlite3.connect(database)  # and comments on the code
+            for cell, score in (("written_a", 1), ("test_a", 1.5)):
+                db.execute("update grade set manual_score = ?, needs_manual_grade = 0 where "
+                           "cell_id in (select bc.id from base_cell bc join notebook n on "
+                           "bc.notebook_id = n.id where bc.name = ? and n.name = 'hw')",
+                           (score, cell))
+            db.execute("update comment set manual_comment = 'good' where cell_id in "
+                       "(select bc.id from base_cell bc join notebook n on bc.notebook_id = "
+                       "n.id where bc.name = 'answer_a' and n.name = 'hw')")
+            db.commit()
+            db.close()
+    rows = _rows_of(database, "ann")
+    graded = {name: row for name, *row in rows["grades"] if row[0] is not None or row[1]}
+    # The grader's score changed; the person's kept, and flagged for a look again.
+    assert graded["hw/test_a"] == [2.0, 1.5, None, 1]
+    assert graded["hw/written_a"] == [None, 1.0, None, 1]
+    assert ("hw/answer_a", "run 1", "good") in rows["comments"]
+    assert ("extra/answer_a", None, None) in rows["comments"]  # not this run's notebook
+    assert rows["submissions"] == [("2026-12-01 10:00:00.000000", None)]
+    assert len(rows["grades"]) == 6  # no second submission
