@@ -18,11 +18,13 @@ import threading
 import time
 from pathlib import Path
 
+from ..selfcheck import inert_ipython
 from ..selfcheck.wording import say
 from . import cgroups, confinement
 from .child.runtime import pack, unpack_arrays
 
 RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")
+INERT_IPYTHON_FILE = inert_ipython.__file__  # what every child is sent as IPython
 MAX_REPLY = 16 << 20   # array bytes of one reply, unless the grader expects more
 MAX_HEADER = 256 << 10  # the JSON of one message
 
@@ -222,7 +224,7 @@ class ChildProcess:
         for folder in self.folders:  # whatever modes the child left in it; said if it fails
             confinement.remove_tree(folder)
         # With a cgroup its emptiness is the kernel's word; without one, look for the uid.
-        # (UIDS.take also never lends a uid that has a process.)
+        # (UIDS.lend also never lends a uid that has a process.)
         gone = confinement.none_left(self.cgroup, self.uid if self.cgroup is None else None)
         if self.cgroup is not None:
             if gone and self.cgroup.remove():
@@ -296,7 +298,7 @@ class Zygote:
         self.process = subprocess.Popen(
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),
-             str(here / "launcher.py"), ",".join(warm)],
+             str(here / "launcher.py"), ",".join(warm), INERT_IPYTHON_FILE],
             pass_fds=[theirs.fileno()], env=child_environment(), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()

@@ -306,12 +306,26 @@ class Guard:
         return Swap()
 
 
+_COMPILED = {}  # (source, file name) -> code: compiled once in the zygote, for every child
+
+
+def precompile(source, filename):
+    """Compile ``source`` now, so that a child forked later that is sent the very same
+    text runs this code instead of compiling it again."""
+    _COMPILED[source, filename] = compile(source, filename, "exec")
+
+
+def compiled(source, filename):
+    code = _COMPILED.get((source, filename))
+    return code if code is not None else compile(source, filename, "exec")
+
+
 def ipython_modules(source, namespace):
     """What a kernel gives every cell: ``get_ipython`` and ``display``, inert here, from
     ``source`` (the grader's selfcheck/inert_ipython.py), which also answers
     ``import IPython`` and ``from IPython.display import ...``."""
     display = types.ModuleType("IPython.display")
-    exec(compile(source, "<IPython.display>", "exec"), vars(display))
+    exec(compiled(source, "<IPython.display>"), vars(display))
     package = types.ModuleType("IPython")
     package.__path__ = []
     package.display, package.get_ipython = display, display.get_ipython

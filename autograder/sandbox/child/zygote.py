@@ -17,7 +17,8 @@ B may run as the grader's own user and could kill A, so the grader must be able 
 On SIGTERM, A kills B (in the namespaces, B is PID 1 of its own: all it started dies too).
 
 argv: control socket fd, the folder that holds numpy (and the packages students may
-import), runtime file, launcher file, and the modules to import first, comma-separated.
+import), runtime file, launcher file, the modules to import first (comma-separated), and
+the files whose text every child is sent to run (compiled here once, for all of them).
 """
 
 import json
@@ -120,5 +121,8 @@ if __name__ == "__main__":
 
     launcher_module = load(sys.argv[4], "mhakit_child_launcher")
     launcher_module.load_layers(os.path.dirname(sys.argv[4]))
-    serve(socket.socket(fileno=int(sys.argv[1])), load(sys.argv[3], "mhakit_child_runtime"),
-          launcher_module)
+    runtime_module = load(sys.argv[3], "mhakit_child_runtime")
+    for path in sys.argv[6:]:
+        with open(path, encoding="utf-8") as handle:
+            runtime_module.precompile(handle.read(), "<IPython.display>")
+    serve(socket.socket(fileno=int(sys.argv[1])), runtime_module, launcher_module)

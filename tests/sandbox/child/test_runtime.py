@@ -36,3 +36,26 @@ def test_plain_arrays_cross_intact():
 def test_anything_else_is_refused(layout, data):
     with pytest.raises((ValueError, TypeError)):
         unpack_arrays(layout, data)
+
+
+def test_a_text_compiled_in_the_zygote_is_not_compiled_again_and_any_other_is():
+    from autograder.sandbox.child import runtime
+    from autograder.selfcheck.notebook import INERT_IPYTHON
+
+    runtime.precompile(INERT_IPYTHON, "<IPython.display>")
+    # What the grader sends every child (a copy of the text, as it arrives) is that code.
+    sent = "".join(list(INERT_IPYTHON))
+    assert runtime.compiled(sent, "<IPython.display>") is runtime.compiled(
+        INERT_IPYTHON, "<IPython.display>")
+    edited = INERT_IPYTHON + "\nEDITED = True\n"  # another text: compiled for itself
+    namespace = {}
+    exec(runtime.compiled(edited, "<IPython.display>"), namespace)
+    assert namespace["EDITED"] is True
+
+
+def test_the_zygote_is_told_to_compile_what_every_child_is_sent():
+    from autograder.sandbox.process import INERT_IPYTHON_FILE
+    from autograder.selfcheck.notebook import INERT_IPYTHON
+
+    with open(INERT_IPYTHON_FILE, encoding="utf-8") as handle:
+        assert handle.read() == INERT_IPYTHON
