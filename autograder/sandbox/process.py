@@ -30,7 +30,12 @@ MAX_HEADER = 256 << 10  # the JSON of one message
 
 
 class ChildGone(Exception):
-    """The child died, hung or broke the protocol."""
+    """The child died, hung or broke the protocol. ``silent``: the answer awaited never
+    came (the child hung or ended), as against one that came and was refused."""
+
+    def __init__(self, message, silent=False):
+        super().__init__(message)
+        self.silent = silent
 
 
 def child_environment():
@@ -123,12 +128,12 @@ class ChildProcess:
                 except BlockingIOError:
                     continue
         except OSError as error:
-            raise ChildGone(self.describe_exit()) from error
+            raise ChildGone(self.describe_exit(), silent=True) from error
 
     def _wait_writable(self, deadline):
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([], [self.to_child], [], left)[1]:
-            raise ChildGone(say("gone-not-reading"))
+            raise ChildGone(say("gone-not-reading"), silent=True)
 
     def _read(self, size, deadline, too_slow):
         # Buffered: the child streams many replies, and one read may bring several. The
@@ -136,13 +141,13 @@ class ChildProcess:
         while len(self.buffer) < size:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.from_child], [], [], left)[0]:
-                raise ChildGone(too_slow)
+                raise ChildGone(too_slow, silent=True)
             try:
                 chunk = os.read(self.from_child, 1 << 20)
             except BlockingIOError:
                 continue
             if not chunk:
-                raise ChildGone(self.describe_exit())
+                raise ChildGone(self.describe_exit(), silent=True)
             self.buffer += chunk
         data = bytes(self.buffer[:size])
         del self.buffer[:size]
@@ -164,7 +169,7 @@ class ChildProcess:
             if not isinstance(header, dict):
                 raise ValueError("not an object")
             if header.get("op") == "exited":  # written by the zygote's waiter
-                raise ChildGone(describe_code(header.get("code")))
+                raise ChildGone(describe_code(header.get("code")), silent=True)
             layout = header.get("arrays") or []
             bound = limit(header) if callable(limit) else limit
             data = self._frame(deadline, bound, too_slow) if layout else b""

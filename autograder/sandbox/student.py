@@ -7,6 +7,8 @@ plain numeric dtypes.
 """
 
 import inspect
+import os
+import struct
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,7 +23,7 @@ from .child.runtime import call_material, decode, encode, pack, seal_id, xor_str
 from .limits import Limits
 from .process import MAX_REPLY, ChildGone, take_child
 from .sanitize import numbers_of, student_text
-from .shared_inputs import InputLayout
+from .shared_inputs import InputLayout, memory_file
 from .stand_ins import recorded_answer, request_bytes
 
 
@@ -193,13 +195,19 @@ class IsolatedStudent:
         ``encoded``, the same calls as an EncodedBatch, spares encoding them again."""
         encoded = encoded or EncodedBatch(calls, self.reference)
         outcomes = [None] * len(calls)
+        lost_at = {}  # (function, stand-ins) -> the call of this batch that lost a child
         position = 0
         while position < len(calls):
             todo = []
             for index in range(position, len(calls)):
                 call = calls[index]
-                if not call.variable and (call.name, call.stand_ins) in self.crashed:
-                    reason = self.crashed[call.name, call.stand_ins]
+                key = (call.name, call.stand_ins)
+                if outcomes[index] is not None:  # the call that lost the last child
+                    continue
+                # A function's calls after its crash are not run again; those before it,
+                # whose answers the child held back when it was lost, are asked again.
+                if not call.variable and key in self.crashed and index > lost_at.get(key, -1):
+                    reason = self.crashed[key]
                     outcomes[index] = Outcome("crashed", error=say("not-run-again",
                                                                    name=call.name, gone=reason))
                 else:
@@ -212,38 +220,48 @@ class IsolatedStudent:
                 for index in todo:
                     outcomes[index] = Outcome("crashed", error=str(failure))
                 break
-            position = self._run_batch(calls, encoded, todo, outcomes)
+            position = self._run_batch(calls, encoded, todo, outcomes, lost_at)
         return outcomes
 
-    def _run_batch(self, calls, encoded, todo, outcomes):
+    def _run_batch(self, calls, encoded, todo, outcomes, lost_at):
         """Send the calls at ``todo``; fill ``outcomes``. Returns where to go on from:
-        past the end when all answered, just past the call that lost the child otherwise."""
+        past the end when all answered, else the first call whose answer was lost with
+        the child (the call that lost it is answered as crashed, in ``lost_at``)."""
         with phase(ROUND_TRIPS):
-            return self._send_batch(calls, encoded, todo, outcomes)
+            return self._send_batch(calls, encoded, todo, outcomes, lost_at)
 
-    def _send_batch(self, calls, encoded, todo, outcomes):
-        current = todo[0]
+    def _send_batch(self, calls, encoded, todo, outcomes, lost_at):
+        waiting = 0  # the place in ``todo`` of the call whose answer is awaited
         inputs = encoded.inputs.open()
+        progress = BatchProgress()
         try:
             deadline, _ = self._deadline()
-            self.child.send_bytes(encoded.message(todo), deadline, inputs.fds)
-            for index in todo:
-                current = index
+            self.child.send_bytes(encoded.message(todo), deadline, inputs.fds + [progress.fd])
+            for waiting, index in enumerate(todo):
                 header, returned = self._serve_until_done(calls[index])
                 outcomes[index] = _outcome(header, returned)
                 outcomes[index].inputs_changed = inputs.changed(index)
         except ChildGone as gone:
-            call = calls[current]
+            # The child holds answers back (see child/runtime.py): the call that hung or
+            # died may be a later one than the one awaited. Its claim is believed only
+            # then, within the calls not answered yet, and it can blame only this
+            # submission's own calls. An answer that came and was refused is the
+            # awaited call's.
+            claimed = progress.claimed() if gone.silent else -1
+            culprit = todo[claimed] if waiting <= claimed < len(todo) else todo[waiting]
+            call = calls[culprit]
             if call.variable:
                 self._lost(say("gone", gone=gone))
             else:
                 # Only this function is skipped from now on; the others get a fresh child.
                 self.crashed[call.name, call.stand_ins] = str(gone)
+                lost_at[call.name, call.stand_ins] = culprit
                 self._lost(f"{call.name}: " + say("gone", gone=gone))
-            outcomes[current] = Outcome("crashed", error=self.crashes[-1])
-            return current + 1
+            outcomes[culprit] = Outcome("crashed", error=self.crashes[-1])
+            return todo[waiting] if culprit != todo[waiting] else culprit + 1
         finally:
             inputs.close()
+            progress.close()
         return len(calls)
 
     def _serve_until_done(self, call):
@@ -311,6 +329,23 @@ def seal_ids(calls, reference):
                 if material is not None:
                     target.add(seal_id(material))
     return questions, seals
+
+
+class BatchProgress:
+    """The memory file where the child writes which call of a batch it is running: a
+    claim, read only when an answer never came (see child/runtime.py)."""
+
+    def __init__(self):
+        self.fd = memory_file(struct.pack("<q", -1), sealed=False)
+
+    def claimed(self):
+        try:
+            return struct.unpack("<q", os.pread(self.fd, 8, 0))[0]
+        except (OSError, struct.error):
+            return -1
+
+    def close(self):
+        os.close(self.fd)
 
 
 class EncodedBatch:

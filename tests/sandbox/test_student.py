@@ -2,6 +2,7 @@
 counts against the call's one deadline, and a submission has one wall clock in all."""
 
 import numpy as np
+import pytest
 
 from autograder.sandbox import IsolatedStudent, Limits
 from autograder.sandbox.student import PlannedCall
@@ -35,3 +36,71 @@ def test_a_submission_has_one_wall_clock_limit_for_all_its_calls():
     assert 0 < first_crash < 30 and set(statuses[first_crash:]) == {"crashed"}
     assert "整份作业可运行的 2 秒" in outcomes[first_crash].error
     assert len(student.crashes) == 1  # no fresh child is started once the time is up
+
+
+QUICK_THEN_STUCK = (
+    "import os, time\n"
+    "def dot_product(u, v):\n"
+    "    return float(np.sum(u * v))\n"
+    "def softmax(x, axis=-1):\n"
+    "    if x.shape == (7,):  # the call to hang or die on\n"
+    "        {stuck}\n"
+    "    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n"
+    "    return e / e.sum(axis=axis, keepdims=True)\n")
+
+
+def _calls_around_a_stuck_one():
+    """Quick calls of two functions, one call of softmax that hangs or dies, then more:
+    the child holds the quick answers back, so the stuck call is not the one awaited."""
+    quick = [PlannedCall("dot_product", (np.ones(2), np.full(2, float(n)))) for n in range(3)]
+    before = [PlannedCall("softmax", (np.arange(3.0),))]
+    after = [PlannedCall("softmax", (np.arange(4.0),)),
+             PlannedCall("dot_product", (np.ones(2), np.ones(2)))]
+    return quick + before + [PlannedCall("softmax", (np.zeros(7),))] + after
+
+
+@pytest.mark.parametrize("stuck, said", [("time.sleep(60)", "1.5"), ("os._exit(3)", "3")])
+def test_the_call_that_hangs_or_dies_is_blamed_not_the_one_awaited(stuck, said):
+    calls = _calls_around_a_stuck_one()
+    cells = [("a", QUICK_THEN_STUCK.replace("{stuck}", stuck))]
+    with IsolatedStudent(cells, EXERCISE.reference, Limits(call_seconds=1.5)) as student:
+        outcomes = student.run_calls(calls)
+    statuses = [outcome.status for outcome in outcomes]
+    # The answers held back when the child was lost were asked again, of a fresh child.
+    assert statuses == ["returned"] * 4 + ["crashed"] * 2 + ["returned"], statuses
+    assert [o.value for o in outcomes[:3]] == [0.0, 2.0, 4.0]
+    assert said in outcomes[4].error and "softmax" in outcomes[4].error
+    assert outcomes[6].value == 2.0
+    assert len(student.crashes) == 1
+
+
+def test_a_false_word_on_its_progress_blames_only_the_call_awaited():
+    calls = _calls_around_a_stuck_one()
+    liar = QUICK_THEN_STUCK.replace("{stuck}", (
+        "import gc, mmap, struct\n"
+        "        for held in [o for o in gc.get_objects() if type(o) is mmap.mmap]:\n"
+        "            if len(held) == 8:\n"
+        "                struct.pack_into('<q', held, 0, 10 ** 9)  # no call of the batch\n"
+        "        os._exit(3)"))
+    with IsolatedStudent([("a", liar)], EXERCISE.reference, Limits(call_seconds=1.5)) as student:
+        outcomes = student.run_calls(calls)
+    # Out of range, the claim counts for nothing: the first call not answered is blamed,
+    # softmax's first, held back when its child died (only one function's calls are).
+    statuses = [outcome.status for outcome in outcomes]
+    assert statuses == ["returned"] * 3 + ["crashed"] * 3 + ["returned"], statuses
+    assert "softmax" in outcomes[3].error
+
+
+def test_an_answer_refused_for_its_size_is_the_awaited_calls_even_when_others_followed():
+    big = ("def dot_product(u, v):\n"
+           "    return np.zeros(300_000)  # more than the grader takes for a number\n"
+           "def softmax(x, axis=-1):\n"
+           "    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n"
+           "    return e / e.sum(axis=axis, keepdims=True)\n")
+    calls = ([PlannedCall("softmax", (np.arange(3.0),))]
+             + [PlannedCall("dot_product", (np.ones(2), np.ones(2)), reply_bytes=8)]
+             + [PlannedCall("softmax", (np.arange(float(n)),)) for n in range(2, 6)])
+    with IsolatedStudent([("a", big)], EXERCISE.reference, Limits(call_seconds=5)) as student:
+        outcomes = student.run_calls(calls)
+    assert [o.status for o in outcomes] == ["returned", "crashed"] + ["returned"] * 4
+    assert "dot_product" in outcomes[1].error
