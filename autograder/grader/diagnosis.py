@@ -14,6 +14,7 @@ from functools import partial
 import numpy as np
 
 from ..selfcheck.fingerprints import first_named
+from ..selfcheck.framework import all_close
 from ..selfcheck.known_answers import by_call
 from ..selfcheck.structure import structural_namer, structures_of
 from ..selfcheck.wording import pick
@@ -98,5 +99,4 @@ def _same_output(got, wrong, tolerance):
         got, wrong = np.asarray(got, dtype=np.float64), np.asarray(wrong, dtype=np.float64)
     except (TypeError, ValueError):
         return False
-    return got.shape == wrong.shape and bool(np.allclose(got, wrong, equal_nan=True,
-                                                         **tolerance))
+    return got.shape == wrong.shape and all_close(got, wrong, equal_nan=True, **tolerance)

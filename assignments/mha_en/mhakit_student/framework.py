@@ -242,6 +242,30 @@ TOLERANCE = {np.dtype(np.float64): dict(rtol=1e-6, atol=1e-9),
              np.dtype(np.float32): dict(rtol=2e-4, atol=1e-5)}
 
 
+def all_close(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.allclose``, the same answer for any input, in a fraction of its time where
+    the numbers are finite: each comparison of a check or a diagnosis asks it, and
+    numpy's own spends most of its time in checks of its arguments. Infinities and NaN
+    go to numpy's own."""
+    try:
+        x, y = np.asarray(a), np.asarray(b)
+        usual = (x.dtype.kind in "biuf" and y.dtype.kind in "biuf"
+                 and 0 <= rtol < np.inf and 0 <= atol < np.inf)
+    except (TypeError, ValueError):
+        usual = False
+    if usual:
+        y = y.astype(np.result_type(y, 1.0), copy=False)  # as numpy: no integer overflow
+        with np.errstate(all="ignore"):
+            bound = atol + rtol * np.abs(y)
+            within = np.all(np.abs(x - y) <= bound)
+        if within and np.all(np.isfinite(bound)):
+            return True
+        # Where every number is finite, numpy's test is this one: x == y is within too.
+        if not within and np.all(np.isfinite(x)) and np.all(np.isfinite(y)):
+            return False
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
 def tolerance_for(dtype):
     """The comparison's tolerance for results of ``dtype`` (float64's for any other)."""
     return TOLERANCE.get(np.dtype(dtype), TOLERANCE[np.dtype(np.float64)])
@@ -304,6 +328,8 @@ def expect_array(got, expected, what, rtol=1e-6, atol=1e-8, check_dtype=False,
             and not (got.dtype.kind == "f" and np.isnan(got).any())):
         return got  # the very numbers expected (a NaN is never close, even to itself)
     got64, exp64 = got.astype(np.float64), expected.astype(np.float64)
+    if all_close(got64, exp64, rtol=rtol, atol=atol):
+        return got
     close = np.isclose(got64, exp64, rtol=rtol, atol=atol)
     if not np.all(close):
         error = np.abs(got64 - exp64) / np.maximum(np.abs(exp64), atol)

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .failed_call import RAISED
-from .framework import tolerance_for as _tolerance_of_dtype
+from .framework import all_close, tolerance_for as _tolerance_of_dtype
 from .wording import LANGUAGES, TEXTS, pick
 
 
@@ -155,7 +155,7 @@ def _as_arrays(got, count):
 
 
 def close(got, right, tolerance):
-    return got.shape == right.shape and bool(np.allclose(got, right, **tolerance))
+    return got.shape == right.shape and bool(all_close(got, right, **tolerance))
 
 
 def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
@@ -289,7 +289,7 @@ def _common_factor(got, right, tolerance):
     factor = float(np.median(got[big] / right[big]))
     if abs(factor) < 1e-12 or math.isclose(factor, 1.0, rel_tol=1e-9):
         return None
-    return factor if np.allclose(got, factor * right, **tolerance) else None
+    return factor if all_close(got, factor * right, **tolerance) else None
 
 
 def _sizes(structure, args, kwargs):
@@ -389,9 +389,9 @@ def _values_reordered(got, right, tolerance):
     """Every right number is there, but elsewhere (a reshape that reads another order)."""
     if got.size != right.size or right.size < 2 or np.ptp(right) == 0:
         return None
-    if np.allclose(np.ravel(got), np.ravel(right), **tolerance):
+    if all_close(np.ravel(got), np.ravel(right), **tolerance):
         return None  # the same order, only another shape: the shape's own message
-    if not np.allclose(np.sort(got, axis=None), np.sort(right, axis=None), **tolerance):
+    if not all_close(np.sort(got, axis=None), np.sort(right, axis=None), **tolerance):
         return None
     return both("structure/values-reordered", "structure-reordered")
 
@@ -463,7 +463,7 @@ def _sums_to_one(x, axis):
         return False
     sums = np.sum(x, axis=axis)
     empty = np.all(x == 0, axis=axis)
-    return bool(np.any(~empty) and np.allclose(sums[~empty], 1.0, rtol=1e-5, atol=1e-6))
+    return bool(np.any(~empty) and all_close(sums[~empty], 1.0, rtol=1e-5, atol=1e-6))
 
 
 def _each_row_scaled(got, right, axis):
@@ -503,7 +503,7 @@ def _by_region(structure, args, kwargs, results, rights, expected, tolerance):
         inside = sum(int(np.sum(w)) for w in where)
         if inside == 0 or inside == sum(r.size for r in rights):
             continue
-        if all(np.allclose(np.where(w, 0.0, g), np.where(w, 0.0, r), **tolerance)
+        if all(all_close(np.where(w, 0.0, g), np.where(w, 0.0, r), **tolerance)
                for g, r, w in zip(results, rights, where)):
             nan = any(np.any(np.isnan(g[w])) for g, w in zip(results, where))
             found = words("structure-found-nan" if nan else "structure-found-wrong")
