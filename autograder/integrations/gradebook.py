@@ -204,8 +204,7 @@ class GradebookWriter:
                 rows.change_timestamp(submission.id, timestamp)
             for grade in submission.grades:
                 auto_score, manual = grades.get(entry.names[grade.cell_id], (0, False))
-                rows.change_grade(grade.id, auto_score,
-                                  manual or grade.manual_score is not None)
+                rows.change_grade(grade.id, auto_score, manual)
             for comment in submission.comments:
                 rows.change_comment(comment.id, comments.get(entry.names[comment.cell_id]))
         rows.write(self.gradebook.db)
@@ -236,10 +235,10 @@ def select_ids(model):
 
 
 class _Row:
-    """A gradebook row this run knows: its id, and a grade's manual score."""
+    """A gradebook row this run knows: its id and its cell's."""
 
-    def __init__(self, id, cell_id=None, manual_score=None):
-        self.id, self.cell_id, self.manual_score = id, cell_id, manual_score
+    def __init__(self, id, cell_id):
+        self.id, self.cell_id = id, cell_id
 
 
 class _Submission:
@@ -260,9 +259,10 @@ class _Rows:
     def add(self, model, **row):
         self.added.setdefault(model, []).append(row)
 
-    def change_grade(self, grade_id, auto_score, needs_manual_grade):
-        self.grades.append({"row": grade_id, "auto_score": auto_score,
-                            "needs_manual_grade": bool(needs_manual_grade)})
+    def change_grade(self, grade_id, auto_score, manual):
+        """The grader's score; a person is asked to look where the grader says so, or
+        where a person has given a score already (as it is when the row is written)."""
+        self.grades.append({"row": grade_id, "auto_score": auto_score, "manual": bool(manual)})
 
     def change_comment(self, comment_id, auto_comment):
         self.comments.append({"row": comment_id, "auto_comment": auto_comment})
@@ -273,23 +273,28 @@ class _Rows:
     def write(self, db):
         from nbgrader.api import (Comment, Grade, Student, SubmittedAssignment,
                                   SubmittedNotebook)
-        from sqlalchemy import bindparam, insert, update
+        from sqlalchemy import Boolean, bindparam, insert, or_, update
 
         for model in (Student, SubmittedAssignment, SubmittedNotebook, Grade, Comment):
             if self.added.get(model):  # each after the rows it refers to
                 db.execute(insert(model.__table__), self.added[model])
-        for model, rows in ((Grade, self.grades), (Comment, self.comments),
-                            (SubmittedAssignment, self.timestamps)):
+        grade = Grade.__table__
+        changes = ((grade, self.grades, {
+            "auto_score": bindparam("auto_score"),
+            "needs_manual_grade": or_(bindparam("manual", type_=Boolean),
+                                      grade.c.manual_score.isnot(None))}),
+            (Comment.__table__, self.comments, {"auto_comment": bindparam("auto_comment")}),
+            (SubmittedAssignment.__table__, self.timestamps,
+             {"timestamp": bindparam("timestamp")}))
+        for table, rows, columns in changes:
             if rows:
-                table = model.__table__
-                columns = {name: bindparam(name) for name in rows[0] if name != "row"}
-                db.execute(update(table).where(table.c.id == bindparam("row"))
-                           .values(**columns), rows)
+                db.execute(update(table).where(table.c.id == bindparam("row")).values(**columns),
+                           rows)
 
 
 class _Entry:
     """One assignment's notebook in the open gradebook: the ids of its rows, and its
-    submissions so far (only their ids and manual scores: no objects of nbgrader's)."""
+    submissions so far (only the ids of their rows: no objects of nbgrader's)."""
 
     def __init__(self, gradebook, assignment, notebook):
         from nbgrader.api import Comment, Grade, SubmittedAssignment, SubmittedNotebook
@@ -316,11 +321,9 @@ class _Entry:
             select(notebooks.c.id, notebooks.c.assignment_id)
             .where(notebooks.c.notebook_id == self.notebook_id)).all())
         grades, comments = Grade.__table__, Comment.__table__
-        for row in gradebook.db.execute(select(grades.c.id, grades.c.cell_id,
-                                               grades.c.manual_score, grades.c.notebook_id)
+        for row in gradebook.db.execute(select(grades.c.id, grades.c.cell_id, grades.c.notebook_id)
                                         .where(grades.c.notebook_id.in_(by_notebook))):
-            mine[by_notebook[row.notebook_id]].grades.append(
-                _Row(row.id, row.cell_id, row.manual_score))
+            mine[by_notebook[row.notebook_id]].grades.append(_Row(row.id, row.cell_id))
         for row in gradebook.db.execute(select(comments.c.id, comments.c.cell_id,
                                                comments.c.notebook_id)
                                         .where(comments.c.notebook_id.in_(by_notebook))):

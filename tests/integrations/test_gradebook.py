@@ -358,3 +358,26 @@ def test_a_regrade_keeps_what_a_person_gave_and_changes_what_the_grader_gave(tmp
     assert ("extra/answer_a", None, None) in rows["comments"]  # not this run's notebook
     assert rows["submissions"] == [("2026-12-01 10:00:00.000000", None)]
     assert len(rows["grades"]) == 6  # no second submission
+
+
+def test_a_score_a_person_gives_while_the_class_is_graded_is_flagged_for_a_look(
+        tmp_path, monkeypatch):
+    import sqlite3
+
+    from autograder.integrations.gradebook import GradebookWriter
+
+    database = _small_gradebook(tmp_path, monkeypatch)
+    first = GradebookWriter(tmp_path, [("hw", "hw")])
+    first.record(("hw", "hw"), "ann", {"test_a": (2.0, False)}, {})
+    first.close()
+    writer = GradebookWriter(tmp_path, [("hw", "hw")])  # a regrade starts...
+    db = sqlite3.connect(database)  # ...and meanwhile a person scores the test in formgrader
+    db.execute("update grade set manual_score = 1.0, needs_manual_grade = 0 where cell_id in "
+               "(select bc.id from base_cell bc join notebook n on bc.notebook_id = n.id "
+               "where bc.name = 'test_a' and n.name = 'hw')")
+    db.commit()
+    db.close()
+    writer.record(("hw", "hw"), "ann", {"test_a": (2.0, False)}, {})
+    writer.close()
+    graded = {name: row for name, *row in _rows_of(database, "ann")["grades"]}
+    assert graded["hw/test_a"] == [2.0, 1.0, None, 1]  # the person's score, to be looked at
