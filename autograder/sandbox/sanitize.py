@@ -29,7 +29,6 @@ shapes (2,3,4) (2,5,4)" when those sizes are the call's own.
 """
 
 import builtins
-import functools
 import re
 import unicodedata
 
@@ -150,7 +149,12 @@ def shown_against(*values):
     the public numbers of ``values`` only, the call's inputs and its expected result, or
     the expected result alone in a public check (``framework.showing``). The numbers
     are worked out the first time something is shown, which is only when a check fails."""
-    public = functools.cache(lambda: numbers_of(*values))
+    known = []  # the numbers, once worked out (functools.cache costs more to make)
+
+    def public():
+        if not known:
+            known.append(numbers_of(*values))
+        return known[0]
 
     def show(kind, value):
         if kind == "shape":
