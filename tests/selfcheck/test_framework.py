@@ -52,14 +52,15 @@ def _pairs(rng):
             at = rng.integers(a.size)
             a.flat[at] = b.flat[at] = rng.choice(SPECIAL)
         kind = rng.choice(["f8", "f4", "i8", "bool", "scalar", "broadcast"])
-        if kind in ("i8", "bool"):
-            a, b = (np.nan_to_num(x, posinf=0, neginf=0).astype(kind) for x in (a, b))
-        elif kind == "f4":
-            a, b = a.astype(np.float32), b.astype(np.float32)
-        elif kind == "scalar":
-            b = float(rng.choice(SPECIAL + [1.0, 2.0]))
-        elif kind == "broadcast" and a.ndim:
-            b = b[..., :1] if b.ndim and b.shape[-1] else b
+        with np.errstate(all="ignore"):  # huge values cast to ints or float32, on purpose
+            if kind in ("i8", "bool"):
+                a, b = (np.nan_to_num(x, posinf=0, neginf=0).astype(kind) for x in (a, b))
+            elif kind == "f4":
+                a, b = a.astype(np.float32), b.astype(np.float32)
+            elif kind == "scalar":
+                b = float(rng.choice(SPECIAL + [1.0, 2.0]))
+            elif kind == "broadcast" and a.ndim:
+                b = b[..., :1] if b.ndim and b.shape[-1] else b
         yield a, b
 
 
