@@ -50,8 +50,9 @@ QUICK_THEN_STUCK = (
 
 
 def _calls_around_a_stuck_one():
-    """Quick calls of two functions, one call of softmax that hangs or dies, then more:
-    the child holds the quick answers back, so the stuck call is not the one awaited."""
+    """Quick calls of dot_product, then softmax twice, the second hanging or dying, then
+    more: the child still holds softmax's first answer back (it sends a function's run of
+    answers together), so the stuck call is not the one awaited."""
     quick = [PlannedCall("dot_product", (np.ones(2), np.full(2, float(n)))) for n in range(3)]
     before = [PlannedCall("softmax", (np.arange(3.0),))]
     after = [PlannedCall("softmax", (np.arange(4.0),)),
@@ -91,7 +92,7 @@ def test_a_false_word_on_its_progress_blames_only_the_call_awaited():
     assert "softmax" in outcomes[3].error
 
 
-def test_an_answer_refused_for_its_size_is_the_awaited_calls_even_when_others_followed():
+def test_an_answer_refused_for_its_size_costs_its_own_call_and_no_other():
     big = ("def dot_product(u, v):\n"
            "    return np.zeros(300_000)  # more than the grader takes for a number\n"
            "def softmax(x, axis=-1):\n"
