@@ -175,12 +175,13 @@ class GradebookWriter:
 
     def __init__(self, course, entries, chunk=100):
         from nbgrader.api import Gradebook, Student
+        from sqlalchemy import select
 
         self.course, self.chunk, self.pending = Path(course), chunk, []
         self.gradebook = Gradebook(database_url(course))
         try:
             self.entries = {entry: _Entry(self.gradebook, *entry) for entry in entries}
-            self.students = set(self.gradebook.db.scalars(select_ids(Student)))
+            self.students = set(self.gradebook.db.scalars(select(Student.__table__.c.id)))
         except Exception:
             self.gradebook.close()
             raise
@@ -228,12 +229,6 @@ class GradebookWriter:
             return None
 
 
-def select_ids(model):
-    from sqlalchemy import select
-
-    return select(model.__table__.c.id)
-
-
 class _Row:
     """A gradebook row this run knows: its id and its cell's."""
 
@@ -245,8 +240,8 @@ class _Submission:
     """A student's submission of an entry: its id, and the grade and comment rows of the
     entry's notebook in it."""
 
-    def __init__(self, id, grades=(), comments=()):
-        self.id, self.grades, self.comments = id, list(grades), list(comments)
+    def __init__(self, id):
+        self.id, self.grades, self.comments = id, [], []
 
 
 class _Rows:
@@ -304,7 +299,7 @@ class _Entry:
         stored = gradebook.find_notebook(notebook, assignment)
         self.assignment_name, self.assignment_id = found.name, found.id
         self.notebook_id = stored.id  # plain values: a commit expires nbgrader's objects
-        self.notebook_ids = [stored.id for stored in found.notebooks]
+        # Per notebook of the assignment, in its order: (graded cells, commented cells).
         self.cells = {each.id: ([cell.id for cell in each.grade_cells + each.task_cells],
                                 [cell.id for cell in each.solution_cells + each.task_cells])
                       for each in found.notebooks}
@@ -312,23 +307,20 @@ class _Entry:
         self.names = {cell.id: cell.name for cells in (
             stored.grade_cells, stored.solution_cells, stored.task_cells) for cell in cells}
         submitted, notebooks = SubmittedAssignment.__table__, SubmittedNotebook.__table__
-        mine = {row.id: _Submission(row.id) for row in gradebook.db.execute(
-            select(submitted.c.id).where(submitted.c.assignment_id == found.id))}
-        students = dict(gradebook.db.execute(
-            select(submitted.c.id, submitted.c.student_id)
-            .where(submitted.c.assignment_id == found.id)).all())
+        self.submissions, mine = {}, {}  # by student; by submission id
+        for row in gradebook.db.execute(select(submitted.c.id, submitted.c.student_id)
+                                        .where(submitted.c.assignment_id == found.id)):
+            self.submissions[row.student_id] = mine[row.id] = _Submission(row.id)
         by_notebook = dict(gradebook.db.execute(
             select(notebooks.c.id, notebooks.c.assignment_id)
             .where(notebooks.c.notebook_id == self.notebook_id)).all())
-        grades, comments = Grade.__table__, Comment.__table__
-        for row in gradebook.db.execute(select(grades.c.id, grades.c.cell_id, grades.c.notebook_id)
-                                        .where(grades.c.notebook_id.in_(by_notebook))):
-            mine[by_notebook[row.notebook_id]].grades.append(_Row(row.id, row.cell_id))
-        for row in gradebook.db.execute(select(comments.c.id, comments.c.cell_id,
-                                               comments.c.notebook_id)
-                                        .where(comments.c.notebook_id.in_(by_notebook))):
-            mine[by_notebook[row.notebook_id]].comments.append(_Row(row.id, row.cell_id))
-        self.submissions = {students[key]: submission for key, submission in mine.items()}
+        for model, kept in ((Grade, "grades"), (Comment, "comments")):
+            table = model.__table__
+            for row in gradebook.db.execute(
+                    select(table.c.id, table.c.cell_id, table.c.notebook_id)
+                    .where(table.c.notebook_id.in_(by_notebook))):
+                getattr(mine[by_notebook[row.notebook_id]], kept).append(
+                    _Row(row.id, row.cell_id))
 
     def new_submission(self, student, rows):
         """Rows for a student's first submission of the assignment, as nbgrader's
@@ -339,11 +331,10 @@ class _Entry:
         submission = _Submission(new_uuid())
         rows.add(SubmittedAssignment, id=submission.id, assignment_id=self.assignment_id,
                  student_id=student, timestamp=None, extension=None)
-        for notebook_id in self.notebook_ids:
+        for notebook_id, (graded, commented) in self.cells.items():
             notebook = new_uuid()
             rows.add(SubmittedNotebook, id=notebook, assignment_id=submission.id,
                      notebook_id=notebook_id, flagged=False, late_submission_penalty=None)
-            graded, commented = self.cells[notebook_id]
             for cell_id in graded:
                 grade = _Row(new_uuid(), cell_id)
                 rows.add(Grade, id=grade.id, notebook_id=notebook, cell_id=cell_id,
