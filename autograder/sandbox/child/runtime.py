@@ -339,18 +339,19 @@ class Guard:
         return Swap()
 
 
-_COMPILED = {}  # (source, file name) -> code: compiled once in the zygote, for every child
+INERT_IPYTHON_NAME = "<IPython.display>"
+_COMPILED = {}  # the inert IPython's text -> its code, compiled in the zygote for every child
 
 
-def precompile(source, filename):
-    """Compile ``source`` now, so that a child forked later that is sent the very same
-    text runs this code instead of compiling it again."""
-    _COMPILED[source, filename] = compile(source, filename, "exec")
+def precompile(source):
+    """Compile the inert IPython's ``source`` now, so that a child forked later that is
+    sent the very same text runs this code instead of compiling it again."""
+    _COMPILED[source] = compile(source, INERT_IPYTHON_NAME, "exec")
 
 
-def compiled(source, filename):
-    code = _COMPILED.get((source, filename))
-    return code if code is not None else compile(source, filename, "exec")
+def compiled(source):
+    code = _COMPILED.get(source)
+    return code if code is not None else compile(source, INERT_IPYTHON_NAME, "exec")
 
 
 def ipython_modules(source, namespace):
@@ -358,7 +359,7 @@ def ipython_modules(source, namespace):
     ``source`` (the grader's selfcheck/inert_ipython.py), which also answers
     ``import IPython`` and ``from IPython.display import ...``."""
     display = types.ModuleType("IPython.display")
-    exec(compiled(source, "<IPython.display>"), vars(display))
+    exec(compiled(source), vars(display))
     package = types.ModuleType("IPython")
     package.__path__ = []
     package.display, package.get_ipython = display, display.get_ipython

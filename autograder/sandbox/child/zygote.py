@@ -18,7 +18,7 @@ On SIGTERM, A kills B (in the namespaces, B is PID 1 of its own: all it started 
 
 argv: control socket fd, the folder that holds numpy (and the packages students may
 import), runtime file, launcher file, the modules to import first (comma-separated), and
-the files whose text every child is sent to run (compiled here once, for all of them).
+the inert IPython's file, whose text every child is sent (compiled here once, for all).
 """
 
 import json
@@ -122,7 +122,7 @@ if __name__ == "__main__":
     launcher_module = load(sys.argv[4], "mhakit_child_launcher")
     launcher_module.load_layers(os.path.dirname(sys.argv[4]))
     runtime_module = load(sys.argv[3], "mhakit_child_runtime")
-    for path in sys.argv[6:]:
-        with open(path, encoding="utf-8") as handle:
-            runtime_module.precompile(handle.read(), "<IPython.display>")
+    if len(sys.argv) > 6:
+        with open(sys.argv[6], encoding="utf-8") as handle:
+            runtime_module.precompile(handle.read())
     serve(socket.socket(fileno=int(sys.argv[1])), runtime_module, launcher_module)

@@ -42,14 +42,13 @@ def test_a_text_compiled_in_the_zygote_is_not_compiled_again_and_any_other_is():
     from autograder.sandbox.child import runtime
     from autograder.selfcheck.notebook import INERT_IPYTHON
 
-    runtime.precompile(INERT_IPYTHON, "<IPython.display>")
+    runtime.precompile(INERT_IPYTHON)
     # What the grader sends every child (a copy of the text, as it arrives) is that code.
     sent = "".join(list(INERT_IPYTHON))
-    assert runtime.compiled(sent, "<IPython.display>") is runtime.compiled(
-        INERT_IPYTHON, "<IPython.display>")
+    assert runtime.compiled(sent) is runtime.compiled(INERT_IPYTHON)
     edited = INERT_IPYTHON + "\nEDITED = True\n"  # another text: compiled for itself
     namespace = {}
-    exec(runtime.compiled(edited, "<IPython.display>"), namespace)
+    exec(runtime.compiled(edited), namespace)
     assert namespace["EDITED"] is True
 
 
