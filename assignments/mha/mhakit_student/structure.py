@@ -155,7 +155,7 @@ def _as_arrays(got, count):
 
 
 def close(got, right, tolerance):
-    return got.shape == right.shape and bool(all_close(got, right, **tolerance))
+    return got.shape == right.shape and all_close(got, right, **tolerance)
 
 
 def _by_one_result(structure, args, kwargs, results, rights, tolerance, pair):
