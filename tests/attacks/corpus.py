@@ -116,7 +116,9 @@ ATTACKS = [
         "np.isclose = lambda a, b, **k: np.ones(np.shape(a), dtype=bool)\n"
         "np.array_equal = lambda *a, **k: True\n"
         "np.testing.assert_allclose = lambda *a, **k: None\n" + UNIFORM_SOFTMAX)}),
-    Attack("patch-builtins", zero=("dot_product",), edits={"answer_dot_product": (
+    # As in a kernel, the patched isinstance holds for every later cell and call: numpy's
+    # own np.sum then takes each array for a generator, so softmax fails too.
+    Attack("patch-builtins", zero=("dot_product", "softmax"), edits={"answer_dot_product": (
         "import builtins\n"
         "builtins.isinstance = lambda *a: True\n"
         "builtins.AssertionError = type('Never', (Exception,), {})\n" + ZERO_DOT)}),

@@ -89,3 +89,24 @@ def test_a_submission_that_plots_is_forked_from_a_parent_that_has_pyplot_importe
                     + CORRECT["answer_dot_product"])
     assert result["score"] == 100
     assert any("matplotlib.pyplot" in layer for layer in result["extra_data"]["isolation"])
+
+
+def test_a_patch_of_numpy_that_a_cell_makes_holds_for_the_later_calls_as_in_a_kernel(tmp_path):
+    # Code written for numpy before 1.24 brings back np.int with a shim; in a kernel the
+    # shim holds for every cell and call after it.
+    split = CORRECT["answer_split_heads"].replace("d_k = d_model // num_heads",
+                                                  "d_k = np.int(d_model / num_heads)")
+    assert split != CORRECT["answer_split_heads"]
+    result = graded(tmp_path, answer_split_heads="np.int = int  # gone since numpy 1.24\n" + split)
+    assert result["score"] == 100, result["tests"]
+
+
+def test_patches_of_what_the_childs_runtime_uses_leave_its_work_alone(tmp_path):
+    # The runtime reads requests and writes replies with json, struct, numpy and the
+    # builtins, through its own copies: the student's patches of the modules do not reach it.
+    patches = ("import builtins, json, struct\n"
+               "json.dumps = json.loads = struct.pack = struct.unpack = None\n"
+               "np.frombuffer = np.ascontiguousarray = None\n"
+               "builtins.callable = builtins.enumerate = None\n")
+    result = graded(tmp_path, extra_cells=(patches,))
+    assert result["score"] == 100, result["extra_data"]["load_errors"]

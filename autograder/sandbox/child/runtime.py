@@ -20,7 +20,7 @@ file, the batch's progress: a claim like any other, which the parent uses only t
 a call that never answered.
 """
 
-import contextlib
+import builtins
 import hashlib
 import json
 import math
@@ -36,7 +36,40 @@ import types
 if __name__ == "__main__" and len(sys.argv) > 3:
     sys.path.insert(0, sys.argv[3])  # the folder that holds numpy and nothing else
 
-import numpy as np  # noqa: E402
+import numpy  # noqa: E402
+
+
+def _own_copy(module):
+    return types.SimpleNamespace(**vars(module))
+
+
+# Student code shares this process and may patch numpy, the standard library or the
+# builtins for its own use. What the runtime calls it reaches through copies of them made
+# here, before any student code runs (in the zygote, once for every child), and never
+# through the modules themselves: a patch changes the student's own environment, as it
+# would in a kernel, and not how the runtime reads requests and writes replies. (This
+# must come before the first def: a function keeps the builtins its module had then.)
+__builtins__ = dict(vars(builtins))
+np, json, struct, os, socket, mmap, math, hashlib, types = map(_own_copy, (
+    numpy, json, struct, os, socket, mmap, math, hashlib, types))
+_BUILTINS = vars(builtins)  # the real ones, which the student's code shares
+
+
+def _unpatched(function, *args):
+    """``function(*args)`` for a function of the standard library written in Python (json's,
+    socket.recv_fds), which finds the builtins in the real module: run with the builtins
+    as they were before student code ran, then the student's own, patched, put back."""
+    if _BUILTINS == __builtins__:
+        return function(*args)
+    patched = dict(_BUILTINS)
+    _BUILTINS.clear()
+    _BUILTINS.update(__builtins__)
+    try:
+        return function(*args)
+    finally:
+        _BUILTINS.clear()
+        _BUILTINS.update(patched)
+
 
 MAX_FRAME = 256 * 1024 * 1024
 # Held-back replies go out before a call starts once this long has passed since the last
@@ -59,7 +92,7 @@ class Channel:
     def read_exact(self, size):
         chunks = []
         while size:
-            chunk, fds, _, _ = socket.recv_fds(self.socket, min(size, 1 << 20), 4)
+            chunk, fds, _, _ = _unpatched(socket.recv_fds, self.socket, min(size, 1 << 20), 4)
             self.fds += fds
             if not chunk:
                 raise EOFError("the parent closed the socket")
@@ -74,7 +107,7 @@ class Channel:
         return self.read_exact(size)
 
     def receive(self):
-        header = json.loads(self.read_frame().decode("utf-8"))
+        header = _unpatched(json.loads, self.read_frame().decode("utf-8"))
         layout = header.get("arrays") or []
         return header, unpack_arrays(layout, self.read_frame() if layout else b"")
 
@@ -117,7 +150,7 @@ PLAIN_DTYPE = re.compile(r"^[<>|=]?[biufc][1-9][0-9]?$")
 def pack(header, arrays=()):
     """The bytes of one message: a JSON header frame, then one frame with every array."""
     header = dict(header, arrays=[[a.dtype.str, list(a.shape)] for a in arrays])
-    message = frame(json.dumps(header).encode("utf-8"))
+    message = frame(_unpatched(json.dumps, header).encode("utf-8"))
     if arrays:
         message += frame(b"".join(np.ascontiguousarray(a).tobytes() for a in arrays))
     return message
@@ -285,60 +318,6 @@ def describe(error):
     return f"{type(error).__name__}: {text}"
 
 
-class Guard:
-    """Undo what student code did to the modules this runtime relies on.
-
-    Student code may patch numpy, builtins, sys, json or this very module. Whenever
-    the runtime itself works (reading requests, encoding results) it puts the
-    modules' contents back as they were before any student code ran.
-    """
-
-    def __init__(self, modules):
-        self.modules = modules
-        self.clean_state = [dict(vars(m)) for m in modules]
-
-    @staticmethod
-    def _set(module, state):
-        namespace = vars(module)
-        # New names go, except submodules loaded since (numpy imports np.fft and others on
-        # first use, and the import system would not set them on the package again).
-        for key in namespace.keys() - state.keys():
-            if not isinstance(namespace[key], types.ModuleType):
-                del namespace[key]
-        namespace.update(state)
-
-    def changed(self):
-        """Whether any module differs from its clean state: one fast comparison each, as
-        almost every call of student code leaves them alone."""
-        try:
-            return any(vars(m) != state for m, state in zip(self.modules, self.clean_state))
-        except BaseException:  # noqa: BLE001 - a replaced value whose == raised
-            return True
-
-    def restore(self):
-        if not self.changed():
-            return
-        for module, state in zip(self.modules, self.clean_state):
-            self._set(module, state)
-
-    def clean(self):
-        """For a stand-in called from student code: clean now, the student's state after."""
-        guard = self
-        if not self.changed():
-            return contextlib.nullcontext()
-
-        class Swap:
-            def __enter__(self):
-                self.student_state = [dict(vars(m)) for m in guard.modules]
-                guard.restore()
-
-            def __exit__(self, *exc):
-                for module, state in zip(guard.modules, self.student_state):
-                    guard._set(module, state)
-
-        return Swap()
-
-
 INERT_IPYTHON_NAME = "<IPython.display>"
 _COMPILED = {}  # the inert IPython's text -> its code, compiled in the zygote for every child
 
@@ -370,13 +349,9 @@ def ipython_modules(source, namespace):
 
 class Child:
     def __init__(self, rfd, wfd):
-        import builtins
-
         self.channel = Channel(rfd, wfd)
         self.namespace = {"__name__": "__student__"}
         self.params = {}  # each contract function's parameters, to bind sealed calls
-        self.guard = Guard([builtins, sys, os, json, struct, math, re, hashlib, socket, mmap, np,
-                            sys.modules[__name__]])
 
     def load(self, request):
         """Run the cells in order, as a kernel would. After each but the last the parent
@@ -393,8 +368,6 @@ class Child:
                 continue
             except BaseException as error:  # noqa: BLE001 - a cell may raise anything
                 errors[cell_id] = describe(error)
-            finally:
-                self.guard.restore()
         self.channel.send({"op": "loaded", "errors": errors})
 
     def stand_in(self, name, own, sealed):
@@ -405,15 +378,14 @@ class Child:
         channel = self.channel
 
         def standing_in(*args, **kwargs):
-            with self.guard.clean():
-                found = self.unseal(name, args, kwargs, sealed)
-                if found is None:
-                    arrays = []
-                    spec = {"op": "reference", "name": name, "args": encode(list(args), arrays),
-                            "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
-                    channel.send(spec, arrays)
-                    found = channel.receive()
-                header, returned = found
+            found = self.unseal(name, args, kwargs, sealed)
+            if found is None:
+                arrays = []
+                spec = {"op": "reference", "name": name, "args": encode(list(args), arrays),
+                        "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
+                channel.send(spec, arrays)
+                found = channel.receive()
+            header, returned = found
             if header.get("ok"):
                 return decode(header["value"], returned)
             if not callable(own):
@@ -457,7 +429,6 @@ class Child:
         except BaseException as error:  # noqa: BLE001 - the student's exception is data
             reply.update(status="raised", error=describe(error))
         finally:
-            self.guard.restore()
             self.namespace.update(saved)
         try:
             reply["value"] = encode(value, out)
