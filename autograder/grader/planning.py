@@ -54,10 +54,20 @@ class PlanningStudent:
         except Exception as error:  # a check that feeds invalid input on purpose
             raise StudentRaised(f"{name} raised {type(error).__name__}") from None
         planned.reply_bytes = bytes_of(value)
+        planned.expected = _read_only(to_plain(value))
         return value
 
     def variable(self, name):
         self.calls.append(PlannedCall(name, variable=True))
+
+
+def _read_only(value):
+    """``value`` with its arrays read-only: a plan is shared by every submission a process
+    grades, so no diagnosis may change what it holds."""
+    for array in value if isinstance(value, (tuple, list)) else (value,):
+        if isinstance(array, np.ndarray):
+            array.flags.writeable = False
+    return value
 
 
 def _tracing(function, reference, answers):
@@ -91,18 +101,20 @@ class ReplayingStudent:
         self.inputs_changed = False
         self.last_call = None  # for naming a mistake, as in the self-check
         self.read = {}  # variable name -> the Outcome of reading it
+        self.served = None  # the planned call that answered the last call, if one did
 
     def _take(self, wanted):
         for index in range(self.next, len(self.planned)):
             call, outcome = self.planned[index]
             if same_call(call, wanted):
                 self.next = index + 1
+                self.served = call
                 return outcome
         return None
 
     def call(self, name, *args, readonly=False, stand_ins=False, **kwargs):
         wanted = PlannedCall(name, args, kwargs, readonly, stand_ins)
-        self.last_call = None  # a call that raises leaves nothing to name
+        self.last_call = self.served = None  # a call that raises leaves nothing to name
         outcome = self._take(wanted)
         if outcome is None:
             value = self.live.call(name, *args, readonly=readonly, stand_ins=stand_ins, **kwargs)
@@ -112,6 +124,11 @@ class ReplayingStudent:
             value = deliver(wanted, outcome)
         self.last_call = (name, args, kwargs, value)
         return value
+
+    def expected(self):
+        """The reference's result on the last call, when a planned call answered it (its
+        arguments equal to this one's, so its result the same); else None."""
+        return None if self.served is None else self.served.expected
 
     def variable(self, name):
         wanted = PlannedCall(name, variable=True)

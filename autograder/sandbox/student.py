@@ -42,6 +42,9 @@ class PlannedCall:
     # their slices, are the only answers a stand-in gives (see stand_ins.py).
     answers: list = field(default_factory=list, compare=False)
     reply_bytes: int = field(default=0, compare=False)  # the size of the reference's result
+    # The reference's result itself, read-only: a check that makes this very call again
+    # compares with it instead of running the reference once more.
+    expected: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -91,3 +91,19 @@ def test_a_result_says_where_its_time_went(reference_answers):
 def test_a_replayed_call_is_the_planned_one_when_its_arrays_are_equal(planned, asked, same):
     assert same_call(PlannedCall("softmax", (planned,), {}),
                      PlannedCall("softmax", (asked,), {})) is same
+
+
+def test_a_replayed_call_compares_with_the_planned_result_which_no_one_can_change(
+        reference_answers, monkeypatch):
+    plans, _ = prepared_for(3, EXERCISE)
+    calls = [call for mine in plans for call in mine if not call.variable]
+    assert sum(call.expected is not None for call in calls) > 100  # not those that raise
+    shared = next(call.expected for call in calls if isinstance(call.expected, np.ndarray))
+    with pytest.raises(ValueError, match="read-only"):
+        shared[...] = 0  # every submission of the run compares with it
+    ran = []
+    for name, function in EXERCISE.reference.items():
+        monkeypatch.setitem(EXERCISE.reference, name,
+                            lambda *a, _f=function, _n=name, **k: ran.append(_n) or _f(*a, **k))
+    assert grade_answers(reference_answers, seed=3)["score"] == 100
+    assert ran == []  # not once more per call: the plan holds the reference's results
