@@ -162,16 +162,46 @@ def _same_value(x, y):
     return type(x) is type(y) and x == y
 
 
+class CheckPlan(list):
+    """A check's calls, in order: [PlannedCall]. ``passes``: the check passed, with
+    nothing to say, on the reference's own results."""
+
+    passes = False
+
+
 def plan(checks, reference, rng_for):
-    """Every check's calls, as a correct submission would get them: [[PlannedCall]]."""
-    from ..selfcheck.runner import run_check
+    """Every check's calls, as a correct submission would get them: [CheckPlan]."""
+    from ..selfcheck.runner import PASSED, run_check
 
     plans = []
     for chk in checks:
         planner = PlanningStudent(reference)
-        run_check(chk, planner, rng_for(chk))
-        plans.append(planner.calls)
+        result = run_check(chk, planner, rng_for(chk))
+        plans.append(CheckPlan(planner.calls))
+        plans[-1].passes = result.status == PASSED and not result.message
     return plans
+
+
+def as_planned(calls, outcomes):
+    """Whether the child answered every call with the very result the reference gave when
+    the check was planned: the same types, dtypes, shapes and bits, no input changed. A
+    check is plain Python, so it then comes to the verdict it came to on the reference,
+    and replaying it would only repeat that."""
+    return all(not call.variable and call.expected is not None and outcome.status == "returned"
+               and not outcome.inputs_changed and _identical(outcome.value, call.expected)
+               for call, outcome in zip(calls, outcomes))
+
+
+def _identical(x, y):
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, (tuple, list)):
+        return len(x) == len(y) and all(_identical(u, v) for u, v in zip(x, y))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+    if isinstance(x, float):
+        return x.hex() == y.hex()  # -0.0 is not 0.0 here, and NaN is NaN
+    return x == y
 
 
 def batch_groups(plans, reference):
@@ -203,7 +233,7 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
     one is sent. A wrong value is named from the ``exercise``'s catalogue of mistakes.
     """
     from ..exercise import current
-    from ..selfcheck.runner import run_check
+    from ..selfcheck.runner import PASSED, Result, run_check
     from .diagnosis import namer
 
     exercise = exercise or current()
@@ -219,6 +249,10 @@ def run_planned(checks, plans, student, rng_for, batches=None, language="zh",
             with phase(COMPARING):  # live calls inside count as round trips
                 for position in positions:
                     chk, mine = checks[position], plans[position]
-                    replay = ReplayingStudent(mine, [next(outcomes) for _ in mine], student)
+                    answers = [next(outcomes) for _ in mine]
+                    if getattr(mine, "passes", False) and as_planned(mine, answers):
+                        results.append(Result(chk, PASSED))
+                        continue
+                    replay = ReplayingStudent(mine, answers, student)
                     results.append(run_check(chk, replay, rng_for(chk), name_mistake))
     return results

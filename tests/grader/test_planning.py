@@ -12,7 +12,7 @@ from autograder.grader.planning import ReplayingStudent, batch_groups, same_call
 from autograder.sandbox import Outcome, PlannedCall
 from autograder.sandbox.student import IsolatedStudent
 from tests.conftest import grade_answers
-from tests.mha_exercise import EXERCISE
+from tests.mha_exercise import EXERCISE, sample_answers
 
 
 def test_every_check_of_the_exercise_goes_in_one_batch():
@@ -107,3 +107,46 @@ def test_a_replayed_call_compares_with_the_planned_result_which_no_one_can_chang
                             lambda *a, _f=function, _n=name, **k: ran.append(_n) or _f(*a, **k))
     assert grade_answers(reference_answers, seed=3)["score"] == 100
     assert ran == []  # not once more per call: the plan holds the reference's results
+
+
+def _replayed(monkeypatch):
+    """The names of the checks that grading replays, as it replays them."""
+    from autograder.selfcheck import runner
+
+    replayed, original = [], runner.run_check
+    monkeypatch.setattr(runner, "run_check", lambda check, student, *rest: (
+        replayed.append(check.name) if isinstance(student, ReplayingStudent) else None,
+        original(check, student, *rest))[1])
+    return replayed
+
+
+def test_a_check_answered_with_the_references_very_bits_is_not_replayed(reference_answers,
+                                                                         monkeypatch):
+    replayed = _replayed(monkeypatch)
+    assert grade_answers(reference_answers, seed=3)["score"] == 100
+    plans, _ = prepared_for(3, EXERCISE)
+    assert replayed == [chk.name for chk, calls in zip(EXERCISE.checks, plans)
+                        if not calls.passes]  # the quiz's: planning has no answers to read
+    assert len(replayed) < len(plans) // 4
+
+
+def test_an_answer_off_in_its_last_bit_is_replayed_and_passes_all_the_same(reference_answers,
+                                                                           monkeypatch):
+    replayed = _replayed(monkeypatch)
+    answers = dict(reference_answers)
+    answers["answer_softmax"] += ("\n_exact = softmax\n\ndef softmax(x, axis=-1):\n"
+                                  "    return np.nextafter(_exact(x, axis), 0)\n")
+    result = grade_answers(answers, seed=3)
+    assert result["score"] == 100
+    assert sum(name.startswith("softmax:") for name in replayed) >= 4
+
+
+@pytest.mark.parametrize("student", ["alice_correct", "bob_partly_correct", "dave_tries_to_cheat"])
+def test_checks_that_are_not_replayed_come_to_the_verdicts_a_replay_would(student, monkeypatch):
+    from autograder.grader import planning
+
+    answers = sample_answers()[student]
+    fast = grade_answers(answers, seed=4)
+    monkeypatch.setattr(planning, "as_planned", lambda calls, outcomes: False)
+    replayed = grade_answers(answers, seed=4)
+    assert fast["tests"] == replayed["tests"] and fast["score"] == replayed["score"]

@@ -208,7 +208,7 @@ def test_the_detectors_find_what_they_look_for():
     assert leaked_numbers(f"x[-1] = {shown}", hidden) == {shown}
     assert leaked_numbers("largest relative error 0.53, 50% off, 1/3", hidden) == set()
     lines = code_lines(hidden_checks)
-    assert "expected=exercise.reference[name](*args,**kwargs)" in lines
+    assert "expected=_expected(student,exercise,name,args,kwargs)" in lines
 
 
 def test_no_feedback_holds_a_hidden_number(every_feedback):
