@@ -25,6 +25,7 @@ from ..selfcheck.wording import language, pick, say, shapes_of
 from ..sandbox import deliver
 from ..sandbox.sanitize import numbers_of, shown_against, student_text
 from .diagnosis import examine
+from .memo import Memo, content_key
 from .planning import PlanningStudent
 
 
@@ -107,13 +108,22 @@ def _call_again(student, exercise, name, options):
     live = getattr(student, "live", student)
 
     def call(args, kwargs):
-        planner = PlanningStudent(exercise.reference)
-        right = planner.call(name, *args, **options, **kwargs)
+        planned = _PLANNED_AGAIN.get(
+            content_key(exercise.name, name, args, kwargs, sorted(options.items())),
+            lambda: _planned(exercise, name, args, kwargs, options))
         if not hasattr(live, "run_calls"):
-            return live.call(name, *args, **options, **kwargs), right
-        planned = planner.calls[-1]
-        return deliver(planned, live.run_calls([planned])[0]), right
+            return live.call(name, *args, **options, **kwargs), planned.expected
+        return deliver(planned, live.run_calls([planned])[0]), planned.expected
     return call
+
+
+_PLANNED_AGAIN = Memo()  # the same items are cut for every student who fails there
+
+
+def _planned(exercise, name, args, kwargs, options):
+    planner = PlanningStudent(exercise.reference)
+    planner.call(name, *args, **options, **kwargs)
+    return planner.calls[-1]
 
 
 def _expect(got, expected, returns, shapes, tol, show):

@@ -32,6 +32,7 @@ from ..selfcheck.wording import speaking
 from ..sandbox import PlannedCall, deliver, seal_ids
 from ..sandbox.sanitize import shown_against
 from ..sandbox.stand_ins import bytes_of
+from .memo import read_only
 
 
 class PlanningStudent:
@@ -54,20 +55,11 @@ class PlanningStudent:
         except Exception as error:  # a check that feeds invalid input on purpose
             raise StudentRaised(f"{name} raised {type(error).__name__}") from None
         planned.reply_bytes = bytes_of(value)
-        planned.expected = _read_only(to_plain(value))
+        planned.expected = read_only(to_plain(value))  # every submission shares the plan
         return value
 
     def variable(self, name):
         self.calls.append(PlannedCall(name, variable=True))
-
-
-def _read_only(value):
-    """``value`` with its arrays read-only: a plan is shared by every submission a process
-    grades, so no diagnosis may change what it holds."""
-    for array in value if isinstance(value, (tuple, list)) else (value,):
-        if isinstance(array, np.ndarray):
-            array.flags.writeable = False
-    return value
 
 
 def _tracing(function, reference, answers):
