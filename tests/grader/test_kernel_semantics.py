@@ -110,3 +110,20 @@ def test_patches_of_what_the_childs_runtime_uses_leave_its_work_alone(tmp_path):
                "builtins.callable = builtins.enumerate = None\n")
     result = graded(tmp_path, extra_cells=(patches,))
     assert result["score"] == 100, result["extra_data"]["load_errors"]
+
+
+def test_a_builtin_replaced_by_an_object_whose_equality_raises_leaves_the_runtime_working(
+        tmp_path):
+    patch = ("import builtins\n\nclass Loud:\n    def __eq__(self, other):\n"
+             "        raise RuntimeError('compared')\n    __hash__ = object.__hash__\n\n"
+             "builtins.breakpoint = Loud()\n")
+    result = graded(tmp_path, extra_cells=(patch,))
+    assert result["score"] == 100, result["extra_data"]["crashes"]
+
+
+def test_a_name_a_cell_adds_to_builtins_is_found_by_later_code_as_in_a_kernel(tmp_path):
+    split = CORRECT["answer_split_heads"].replace("X = np.asarray(X)", "X = TO_ARRAY(X)")
+    assert split != CORRECT["answer_split_heads"]
+    result = graded(tmp_path, answer_split_heads=(
+        "import builtins\nbuiltins.TO_ARRAY = np.asarray\n" + split))
+    assert result["score"] == 100, result["tests"]

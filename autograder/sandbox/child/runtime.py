@@ -53,17 +53,21 @@ __builtins__ = dict(vars(builtins))
 np, json, struct, os, socket, mmap, math, hashlib, types = map(_own_copy, (
     numpy, json, struct, os, socket, mmap, math, hashlib, types))
 _BUILTINS = vars(builtins)  # the real ones, which the student's code shares
+_CLEAN_BUILTINS = dict(_BUILTINS)  # and as they were before student code ran (Child.load)
 
 
 def _unpatched(function, *args):
     """``function(*args)`` for a function of the standard library written in Python (json's,
     socket.recv_fds), which finds the builtins in the real module: run with the builtins
     as they were before student code ran, then the student's own, patched, put back."""
-    if _BUILTINS == __builtins__:
-        return function(*args)
+    try:
+        if _BUILTINS == _CLEAN_BUILTINS:
+            return function(*args)
+    except BaseException:  # noqa: BLE001 - a replaced builtin whose == raised: patched
+        pass
     patched = dict(_BUILTINS)
     _BUILTINS.clear()
-    _BUILTINS.update(__builtins__)
+    _BUILTINS.update(_CLEAN_BUILTINS)
     try:
         return function(*args)
     finally:
@@ -350,15 +354,20 @@ def ipython_modules(source, namespace):
 class Child:
     def __init__(self, rfd, wfd):
         self.channel = Channel(rfd, wfd)
-        self.namespace = {"__name__": "__student__"}
+        # The real builtins, as a kernel's namespace has them: exec would otherwise give
+        # the cells this module's own copy, and a student's patch of a builtin would not
+        # reach their own code.
+        self.namespace = {"__name__": "__student__", "__builtins__": builtins}
         self.params = {}  # each contract function's parameters, to bind sealed calls
 
     def load(self, request):
         """Run the cells in order, as a kernel would. After each but the last the parent
         hears "cell", since each cell has a time limit of its own, as in nbgrader."""
         errors = {}
+        global _CLEAN_BUILTINS
         self.namespace.update(ipython_modules(request["kernel"], self.namespace))
         exec(compile(request["preamble"], "<preamble>", "exec"), self.namespace)
+        _CLEAN_BUILTINS = dict(_BUILTINS)  # with what a kernel adds (display), no more
         for index, (cell_id, source) in enumerate(request["cells"]):
             if index:
                 self.channel.send({"op": "cell"})
