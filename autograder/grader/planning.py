@@ -19,7 +19,9 @@ stand-in call. Instead:
    ``ReplayingStudent``, which hands out the child's answers in order. When a check asks
    for a call that was not planned (its inputs came from a wrong answer of the student),
    that call goes to the child live, without stand-ins. So a check sees what it would
-   have seen live.
+   have seen live. A check that passed on the reference's results when it was planned,
+   and got those very results again (bit for bit), passes without a replay: it is plain
+   Python, and would come to the same verdict.
 """
 
 import types
