@@ -53,7 +53,9 @@ __builtins__ = dict(vars(builtins))
 np, json, struct, os, socket, mmap, math, hashlib, types = map(_own_copy, (
     numpy, json, struct, os, socket, mmap, math, hashlib, types))
 _BUILTINS = vars(builtins)  # the real ones, which the student's code shares
-_CLEAN_BUILTINS = dict(_BUILTINS)  # and as they were before student code ran (Child.load)
+# And as they were before student code ran: set by Child.load, so only in a child. The
+# grader imports this module too, and its builtins are never swapped (other threads).
+_CLEAN_BUILTINS = None
 
 
 def _unpatched(function, *args):
@@ -61,7 +63,7 @@ def _unpatched(function, *args):
     socket.recv_fds), which finds the builtins in the real module: run with the builtins
     as they were before student code ran, then the student's own, patched, put back."""
     try:
-        if _BUILTINS == _CLEAN_BUILTINS:
+        if _CLEAN_BUILTINS is None or _BUILTINS == _CLEAN_BUILTINS:
             return function(*args)
     except BaseException:  # noqa: BLE001 - a replaced builtin whose == raised: patched
         pass
