@@ -369,7 +369,7 @@ class Child:
         global _CLEAN_BUILTINS
         self.namespace.update(ipython_modules(request["kernel"], self.namespace))
         exec(compile(request["preamble"], "<preamble>", "exec"), self.namespace)
-        _CLEAN_BUILTINS = dict(_BUILTINS)  # with what a kernel adds (display), no more
+        _CLEAN_BUILTINS = dict(_BUILTINS)  # the kernel's names went to the namespace
         for index, (cell_id, source) in enumerate(request["cells"]):
             if index:
                 self.channel.send({"op": "cell"})

@@ -58,3 +58,14 @@ def test_the_zygote_is_told_to_compile_what_every_child_is_sent():
 
     with open(INERT_IPYTHON_FILE, encoding="utf-8") as handle:
         assert handle.read() == INERT_IPYTHON
+
+
+def test_the_grader_never_swaps_its_own_builtins_for_the_childs_runtime(monkeypatch):
+    import builtins
+
+    from autograder.sandbox.child import runtime
+
+    # The grader imports the runtime to pack messages; its builtins may change after that
+    # import, and another thread of it may be looking one up meanwhile.
+    monkeypatch.setattr(builtins, "mhakit_added_later", 1, raising=False)
+    assert runtime._unpatched(lambda: hasattr(builtins, "mhakit_added_later"))
