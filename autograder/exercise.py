@@ -190,15 +190,6 @@ class Exercise:
     def shipped_folder(self):
         return self.folder / "shipped"
 
-    @cached_property
-    def checks(self):
-        """Every check, public and hidden, in the notebook's order (public first in a part)."""
-        from .grader.hidden_checks import hidden_checks
-
-        everything = list(self.shipped.CHECKS) + list(hidden_checks(self))
-        rank = {part: index for index, part in enumerate(self.parts)}
-        return sorted(everything, key=lambda chk: (rank[chk.function], chk.tier != "public"))
-
     @property
     def layout_file(self):
         return self.folder / LAYOUT_NAME
@@ -242,8 +233,12 @@ _LOADED = []
 
 @lru_cache(maxsize=None)
 def _load(folder):
+    from .sandbox.hidden import hide
+
     exercise = _open(folder)
     _LOADED.append(folder)  # only what loaded: a folder that failed holds nothing to hide
+    # Told before any child can run: no child of this process reads any loaded exercise.
+    hide(*exercise.hidden_paths(), sentinels=[exercise.reference_file])
     return exercise
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from autograder.authoring.build import write_source
 from autograder.exercise import BUILT_IN, load
-from autograder.grader.grading import graders_hash, seeded
+from autograder.grader.grading import graders_hash, ordered_checks, seeded
 from autograder.grader.planning import plan, same_call
 from autograder.selfcheck.framework import Checks
 from tests.mha_exercise import EXERCISE
@@ -80,7 +80,7 @@ def test_the_graders_hash_follows_what_decides_a_grade_and_not_the_lesson(tmp_pa
 
 
 def test_hidden_inputs_are_seeded_by_the_checks_name_not_its_place():
-    checks = EXERCISE.checks
+    checks = ordered_checks(EXERCISE)
     extra = Checks()
 
     @extra.add(checks[0].function, "a public example added first")
@@ -101,7 +101,7 @@ def test_hidden_inputs_are_seeded_by_the_checks_name_not_its_place():
 def test_an_exercise_is_held_to_its_total(tmp_path):
     exercise = _copy(tmp_path, "total", ("__init__.py", "TOTAL = 100", "TOTAL = 99"))
     with pytest.raises(ValueError, match="worth 100 points; its contract says 99"):
-        exercise.checks
+        ordered_checks(exercise)
 
 
 def test_an_exercise_that_names_a_missing_file_not_graded_is_refused(tmp_path):

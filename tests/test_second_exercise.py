@@ -21,6 +21,7 @@ from autograder.authoring.build import exercise_files, solution_cell_source, too
 from autograder.authoring.sample_class import fill, write_sample_class
 from autograder.exercise import BUILT_IN, FOLDER_VARIABLE, current, load
 from autograder.grader.diagnosis import catalogue
+from autograder.grader.grading import ordered_checks
 from autograder.selfcheck.fingerprints import MISTAKE_LABEL
 
 REPO = Path(__file__).resolve().parent.parent
@@ -80,10 +81,10 @@ def test_the_exercise_loads_from_its_folder_beside_the_kits_own_second_exercise(
     assert EXERCISE.parts == ("weighted_sum", "normalise", "weighted_average", "quiz")
     # Loading it changes nothing for this process, which still grades the kit's own.
     assert current().folder == BUILT_IN / "mha" and current() is not EXERCISE
-    assert sum(chk.points for chk in EXERCISE.checks) == TOTAL == 30
-    assert {chk.function for chk in EXERCISE.checks if chk.tier == "public"} == set(
+    assert sum(chk.points for chk in ordered_checks(EXERCISE)) == TOTAL == 30
+    assert {chk.function for chk in ordered_checks(EXERCISE) if chk.tier == "public"} == set(
         EXERCISE.parts)
-    own = [chk.name for chk in EXERCISE.checks if "own pieces" in chk.name]
+    own = [chk.name for chk in ordered_checks(EXERCISE) if "own pieces" in chk.name]
     assert own == ["weighted_average: also right with your own pieces (no points: feedback only)"]
 
 

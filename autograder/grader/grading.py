@@ -16,11 +16,13 @@ from .. import __version__
 from ..phases import NOTES, PLANNING, READING, measuring, phase, rounded
 from ..exercise import current
 from ..sandbox import EncodedBatch, IsolatedStudent, Limits
+from ..sandbox.hidden import hide
 from ..selfcheck.framework import HIDDEN
 from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import clean, read_notebook
 from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED, consistent
 from ..selfcheck.wording import decide, pick
+from .hidden_checks import hidden_checks
 from .planning import batch_groups, plan, run_planned
 from .imports import import_notes, slow_imports
 from .style import style_notes
@@ -29,6 +31,9 @@ from .tampering import collect_findings, find_tampering
 VISIBILITY = {"public": "visible", HIDDEN: "after_published"}
 KIT = Path(__file__).resolve().parents[1]
 GRADING_ROOMS = ("selfcheck", "grader", "sandbox")  # the engine's code that decides a grade
+# Beside the reference, the grader's own secrets: the probe child must fail to open them
+# too (the kit's folder, which holds them, is hidden as a whole).
+hide(sentinels=[KIT / "grader" / "hidden_checks.py", Path(__file__).resolve()])
 
 
 def graders_hash(exercise=None):
@@ -51,8 +56,16 @@ def _graders_hash(exercise):
 
 
 def ordered_checks(exercise=None):
-    """The exercise's checks in notebook order, public before hidden within each part."""
-    return (exercise or current()).checks
+    """The exercise's checks, public and hidden, in the notebook's order (public first
+    within each part). Built once per exercise and process."""
+    return _ordered_checks(exercise or current())
+
+
+@lru_cache(maxsize=8)
+def _ordered_checks(exercise):
+    everything = list(exercise.shipped.CHECKS) + list(hidden_checks(exercise))
+    rank = {part: index for index, part in enumerate(exercise.parts)}
+    return sorted(everything, key=lambda chk: (rank[chk.function], chk.tier != "public"))
 
 
 def seeded(seed):

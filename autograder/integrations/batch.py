@@ -28,7 +28,7 @@ from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, g
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
 from ..selfcheck.wording import LANGUAGES
-from .report import write_report
+from .report import status_line, write_report
 
 
 def csv_columns():
@@ -457,18 +457,6 @@ def well_formed(result):
             and extra.get("language", "zh") in LANGUAGES
             and isinstance(extra.get("style", {}), dict)
             and all(isinstance(v, str) for v in extra.get("style", {}).values()))
-
-
-def status_line(result):
-    """The status, with the reason when the student was not graded and the batch's
-    notes: one line, for grades.csv, the table and the report."""
-    extra = result["extra_data"]
-    line = extra["status"]
-    if not line.startswith("graded") and extra.get("error"):
-        line += f": {extra['error']}"
-    for note in extra.get("batch_notes") or ():
-        line += f"; {note}"
-    return one_line(line, 600)
 
 
 def grade_row(student, result):

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .batch import grade_folder, grade_table, wide_console
-from ..sandbox.confinement import refusal
+from .gate import confinement_refusal
 from ..authoring.build import generate_release, write_source
 from ..authoring.sample_class import write_sample_class
 from ..exercise import current
@@ -62,11 +62,11 @@ def main(keep=None, seed=None):
         log.print("[3/4] writing the sample class to submitted/")
         write_sample_class(exercise, release / exercise.notebook, course / "submitted")
         log.print("[4/4] grading the class with mhakit grade")
-        refused = refusal()
+        refused = confinement_refusal()
         if refused:  # the class is the kit's own sample code: the risk is the kit's
             log.print(f"[yellow]{refused}[/]\n[yellow]The demo grades its own sample "
                       "notebooks anyway; a real class would be refused here.[/]")
-            refusal(allow_unconfined=True)
+            confinement_refusal(allow_unconfined=True)
         results = grade_folder(course / "submitted", course / "mhakit-results", seed=seed)
         console.print(grade_table(results))
         console.print(f"results: {course / 'mhakit-results'}" if keep else

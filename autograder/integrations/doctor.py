@@ -196,8 +196,9 @@ def privacy_finding(course):
 def confinement_finding():
     from ..sandbox import confinement
     from ..sandbox.limits import Limits
+    from .gate import confinement_refusal
 
-    refused = confinement.refusal()
+    refused = confinement_refusal()
     if refused:
         return Finding("confinement", refused, ok=False, breaks=True)
     mode = confinement.chosen_mode(Limits())

@@ -24,10 +24,18 @@ def refusal_before_grading(*, allow_unconfined=False, allow_shared=False, course
     that the grades go to and the assignment it must hold (nbgrader's doors). An exposure
     that does not refuse (nobody else has an account here, or ``allow_shared``) is said
     through ``warn``."""
+    return (missing_from_gradebook(db_url, assignment) or confinement_refusal(allow_unconfined)
+            or privacy_refusal(course, allow_shared, warn))
+
+
+def confinement_refusal(allow_unconfined=False):
+    """Why nothing here can hide the course from student code, or None. The exercise
+    loads first, so that the probe child tries to read its reference too."""
+    from ..exercise import current
     from ..sandbox.confinement import refusal
 
-    return (missing_from_gradebook(db_url, assignment) or refusal(allow_unconfined)
-            or privacy_refusal(course, allow_shared, warn))
+    current()
+    return refusal(allow_unconfined)
 
 
 def privacy_refusal(course, allow_shared, warn):

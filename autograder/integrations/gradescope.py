@@ -32,7 +32,7 @@ from ..grader.grading import (free_checks_heading, grade_notebook, grade_noteboo
 from ..selfcheck.runner import FAILED
 from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES, one_line
 from ..selfcheck.wording import pick
-from ..sandbox.confinement import refusal
+from .gate import confinement_refusal
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_KEYS = ("name", "score", "max_score", "output", "visibility", "tags")
@@ -498,7 +498,7 @@ def run(root):
     """Grade the one submission under <root>/submission into <root>/results/results.json.
     Refuses, in results.json, where nothing here can hide the course from student code."""
     root = Path(root)
-    refused = refusal()  # honours MHAKIT_ALLOW_UNCONFINED=1
+    refused = confinement_refusal()  # honours MHAKIT_ALLOW_UNCONFINED=1
     result = refused_result(refused) if refused else grade_upload(survey(root / "submission"))
     return write_results(root, result)
 

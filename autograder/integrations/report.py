@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..exercise import current
+from ..selfcheck.notebook_file import one_line
 
 
 def check_failures(results):
@@ -98,17 +99,25 @@ def write_report(results, out):
 def needs_a_look(results):
     """[(student, status with its reason and notes)] for each student who was not graded,
     or whose folder had something to note (other notebooks, a name nbgrader cannot hold)."""
-    from .batch import status_line
-
     return [(student, status_line(result)) for student, result in sorted(results.items())
             if not result["extra_data"]["status"].startswith("graded")
             or result["extra_data"].get("batch_notes")]
 
 
+def status_line(result):
+    """The status, with the reason when the student was not graded and the batch's
+    notes: one line, for grades.csv, the table and the report."""
+    extra = result["extra_data"]
+    line = extra["status"]
+    if not line.startswith("graded") and extra.get("error"):
+        line += f": {extra['error']}"
+    for note in extra.get("batch_notes") or ():
+        line += f"; {note}"
+    return one_line(line, 600)
+
+
 def _cell(text):
     """Text inside a Markdown table cell: one line, its bars escaped."""
-    from ..selfcheck.notebook_file import one_line
-
     return one_line(text).replace("|", "\\|")
 
 

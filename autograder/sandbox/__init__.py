@@ -7,6 +7,8 @@ The grader imports this face and nothing else of the package. Inside it:
 - ``shared_inputs.py``: the inputs in memory files that the grader reads back itself;
 - ``process.py``: one confined child process, its pipes and deadlines;
 - ``confinement.py``: which layers this machine can build, and the child's plan;
+- ``hidden.py``: what no child may read, as it is told (an exercise tells it when it
+  loads) and as it finds it itself (the kit, the grader's folder);
 - ``limits.py``: how much a submission may use;
 - ``child/``: the only code that runs next to student code. It imports nothing of the
   grader's and trusts nothing it is sent beyond its own confinement plan.

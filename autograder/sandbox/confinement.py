@@ -55,6 +55,7 @@ from pathlib import Path
 import numpy
 
 from . import scratch as scratch_space
+from .hidden import course_paths, covered, grants, listable, sentinels
 from .child import seccomp
 
 LAUNCHER_SOURCE = Path(__file__).parent.joinpath("child", "launcher.py").read_text(encoding="utf-8")
@@ -277,86 +278,6 @@ def _is_student_site(site, dirs):
             and links == {folder.name: str(folder) for folder in dirs})
 
 
-NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default, in /usr
-
-
-def course_paths():
-    """What a child must never read: the kit (graders, its own exercises), the exercise
-    being graded and the folder of its reference, the folder the grader works in,
-    nbgrader's default exchange (every student's submission, under /usr, which the child
-    reads), and whatever MHAKIT_HIDE names (os.pathsep between)."""
-    from ..exercise import current, loaded
-
-    exercises = [current(), *loaded()]
-    key = (os.getcwd(), os.environ.get("MHAKIT_HIDE", ""), NBGRADER_EXCHANGE.exists(),
-           tuple(path for exercise in exercises for path in exercise.hidden_paths()))
-    return list(_course_paths(*key))
-
-
-@functools.lru_cache(maxsize=8)
-def _course_paths(cwd, hide, exchange, exercise_paths):
-    # Every child's plan asks, twice; resolving the paths is most of what that costs.
-    kit, cwd = Path(__file__).resolve().parents[1], Path(cwd).resolve()
-    paths = [kit, *exercise_paths]
-    if not Path("/usr").is_relative_to(cwd):  # grading from / or /usr: not a secret
-        paths.append(cwd)
-    paths += [NBGRADER_EXCHANGE] if exchange else []
-    paths += [Path(p) for p in hide.split(os.pathsep) if p]
-    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in paths if p is not None))
-
-
-def without(roots, hidden):
-    """({"read": paths, "list": folders}): the same files as ``roots``, less every path of
-    ``hidden`` inside one of them. Landlock only grants, and a grant holds for a whole
-    tree, so a root that holds a hidden path is replaced by its entries, recursively; the
-    folders so split may only be listed, since Python's importer lists the folders it
-    imports from. (Listing is granted down their trees: the names in a hidden folder
-    inside a root can be listed, never opened.)"""
-    hidden = {os.path.realpath(p) for p in hidden}
-    granted, split = [], []
-
-    def grant(path):
-        real = os.path.realpath(path)
-        if real in hidden:
-            return
-        if not any(h.startswith(real.rstrip("/") + "/") for h in hidden):
-            granted.append(real)
-            return
-        try:
-            entries = sorted(os.listdir(real))
-        except OSError:
-            return
-        split.append(real)
-        for entry in entries:
-            grant(os.path.join(real, entry))
-
-    for root in roots:
-        # A root inside a hidden folder (numpy in a virtual environment inside the
-        # course) is granted alone: the rest of that folder stays hidden.
-        grant(root)
-    return {"read": list(dict.fromkeys(granted)), "list": list(dict.fromkeys(split))}
-
-
-@functools.lru_cache(maxsize=8)
-def _grants(roots, hidden):
-    # ``without`` lists folders; every child of a run asks with the same paths. A file
-    # made later in a folder so listed is left out: denied, never shown.
-    return without(roots, hidden)
-
-
-def listable(config):
-    """Hidden paths whose names the child may list (see ``without``), for the probe."""
-    split = (config.get("landlock") or {}).get("list") or []
-    return [str(h) for h in course_paths()
-            if any(str(h).startswith(folder.rstrip("/") + "/") for folder in split)]
-
-
-def covered(binds, hidden):
-    """Hidden paths that a bind would show, to be covered in the jail."""
-    return [str(h) for h in hidden
-            if any(str(h).startswith(source.rstrip("/") + "/") for source, _ in binds)]
-
-
 @functools.lru_cache(maxsize=1)
 def landlock_abi():
     if sys.platform != "linux" or os.environ.get("MHAKIT_LANDLOCK") == "0":
@@ -411,15 +332,32 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None,
                       env=dict(env, HOME=str(scratch), TMPDIR=str(scratch),
                                MPLCONFIGDIR=str(scratch)))
         if abi:
-            grants = _grants(tuple(readable_roots(limits.packages)), tuple(course_paths()))
-            grants = {kind: list(paths) for kind, paths in grants.items()}  # the plan's own
+            granted = grants(tuple(readable_roots(limits.packages)), tuple(course_paths()))
+            granted = {kind: list(paths) for kind, paths in granted.items()}  # the plan's own
             kept = [] if bounded else [str(scratch)]  # unbounded: read-only
             config["landlock"] = {"abi": abi, "write": [str(scratch)] * bounded + ["/dev/null"],
-                                  "read": grants["read"] + DEVICES + kept, "list": grants["list"]}
+                                  "read": granted["read"] + DEVICES + kept,
+                                  "list": granted["list"]}
     return config
 
 
 SECCOMP_WORKS = sys.platform == "linux" and seccomp.WORKS
+
+
+def child_environment():
+    """What every child finds in its environment: none of the grader's own variables but
+    PATH and the machine's BLAS fixes."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+           # matplotlib, which students may import, draws where nobody sees it
+           "MPLBACKEND": "Agg"}
+    # One BLAS thread: many children run side by side, and threads would fight.
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # machine-specific BLAS fixes
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
 
 
 def child_plan(mode, limits, env, folder, pool_uid=None, cgroup=None):
@@ -654,13 +592,10 @@ print(json.dumps({"sum": float(numpy.ones(2).sum()), "seen": seen, "listed": lis
 
 
 def probe_targets(packages=("numpy",)):
-    """What the probe child tries: the reference, the hidden checks and a grader file must
-    not open; the course's folders must not list, nor take a new file."""
-    from ..exercise import current
-
-    kit = Path(__file__).resolve().parents[1]
-    files = [kit / "grader" / "hidden_checks.py", kit / "grader" / "grading.py",
-             current().reference_file]
+    """What the probe child tries: the files it was told of (hidden.sentinels: the
+    reference, the hidden checks) and a few in every hidden folder must not open; the
+    course's folders must not list, nor take a new file."""
+    files = sentinels()
     roots, hidden = [r.rstrip("/") + "/" for r in readable_roots(packages)], course_paths()
     files += [f for folder in hidden for f in _some_files(folder, roots)]
     folders = [str(p) for p in hidden] + [f"/proc/{os.getpid()}/cwd"]
@@ -808,8 +743,6 @@ def _probe(mode, limits):
 
 
 def _probe_with(mode, limits, targets):
-    from .process import child_environment
-
     for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:

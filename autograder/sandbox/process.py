@@ -38,20 +38,6 @@ class ChildGone(Exception):
         self.silent = silent
 
 
-def child_environment():
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-           # matplotlib, which students may import, draws where nobody sees it
-           "MPLBACKEND": "Agg"}
-    # One BLAS thread: many children run side by side, and threads would fight.
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[name] = "1"
-    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # machine-specific BLAS fixes
-        if name in os.environ:
-            env[name] = os.environ[name]
-    return env
-
-
 class ChildProcess:
     """One child: start it confined, send requests, read replies under a deadline, kill."""
 
@@ -72,7 +58,7 @@ class ChildProcess:
             self.uid_lease = confinement.UIDS.lend()
             self.uid = self.uid_lease[0]
         folder = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
-        config = confinement.child_plan(self.mode, limits, child_environment(), folder,
+        config = confinement.child_plan(self.mode, limits, confinement.child_environment(), folder,
                                         pool_uid=self.uid, cgroup=self.cgroup)
         self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
         self.layers += [f"not built here: {problem}"
@@ -304,7 +290,7 @@ class Zygote:
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),
              str(here / "launcher.py"), ",".join(warm), INERT_IPYTHON_FILE],
-            pass_fds=[theirs.fileno()], env=child_environment(), stdin=subprocess.DEVNULL,
+            pass_fds=[theirs.fileno()], env=confinement.child_environment(), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.socket, self.lock = ours, threading.Lock()

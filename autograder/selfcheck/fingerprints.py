@@ -10,13 +10,12 @@ which the release holds. A student's result with the same hash is named as that 
 
 import hashlib
 import json
-from functools import lru_cache, partial
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from .failed_call import RAISED
-from .structure import structural_namer, structures_of
 
 TABLE_NAME = "fingerprints.json"
 MISTAKE_LABEL = {"zh": "可能的错误：", "en": "Likely mistake: "}
@@ -67,17 +66,6 @@ def _table(folder):
         return json.loads((Path(folder) / TABLE_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"probes": {}, "hints": {}}
-
-
-def namer_for(shipped):
-    """The self-check's namer for the exercise's shipped package ``shipped``: a catalogued
-    mistake by its fingerprint first, else a diagnosis from the structure of the wrong
-    result against the known answer of that public call."""
-    from .known_answers import by_call  # which reads its keys from this module
-
-    folder = str(Path(shipped.__file__).parent)
-    return first_named(partial(name_mistake, folder),
-                       structural_namer(structures_of(shipped), partial(by_call, folder)))
 
 
 def first_named(catalogued, structural):

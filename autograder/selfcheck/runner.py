@@ -7,13 +7,17 @@ In the release, the exercise's shipped package sits beside this module as ``exer
 import sys
 import unicodedata
 from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
 
 from .failed_call import Watched
-from .fingerprints import namer_for, with_mistake
+from .fingerprints import first_named, name_mistake, with_mistake
 from .imports import allowed_by, foreign_in_cells, foreign_in_namespace
+from .known_answers import by_call
 from .framework import (PUBLIC, CheckFailed, InProcessStudent, NotDefinedYet,
                         NotImplementedYet, short)
 from .notebook import graded_cells, run_cells
+from .structure import structural_namer, structures_of
 from .wording import language, say
 
 PASSED, FAILED, NOT_IMPLEMENTED = "passed", "failed", "not yet implemented"
@@ -162,6 +166,15 @@ def format_table(rows, chosen=None):
     passed = sum(r[1] in DONE for r in rows)
     lines.append("\n" + summary_line(passed, len(rows), chosen))
     return "\n".join(lines)
+
+
+def namer_for(shipped):
+    """The self-check's namer for the exercise's shipped package ``shipped``: a catalogued
+    mistake by its fingerprint first, else a diagnosis from the structure of the wrong
+    result against the known answer of that public call."""
+    folder = str(Path(shipped.__file__).parent)
+    return first_named(partial(name_mistake, folder),
+                       structural_namer(structures_of(shipped), partial(by_call, folder)))
 
 
 def shipped():

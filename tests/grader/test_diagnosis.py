@@ -3,7 +3,7 @@
 import pytest
 
 from tests.mha_exercise import CATALOGUE, EXERCISE, POINTS, PUBLIC
-from autograder.selfcheck import fingerprints, runner
+from autograder.selfcheck import runner
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
 from autograder.selfcheck.wording import speaking
@@ -216,4 +216,4 @@ def self_check(answers, language="zh"):
     run_cells([(cell, answers[cell]) for cell in ANSWER_ORDER if cell in answers], namespace)
     with speaking(language):
         return runner.public_results(InProcessStudent(namespace), checks=PUBLIC.CHECKS,
-                                     namer=fingerprints.namer_for(PUBLIC))
+                                     namer=runner.namer_for(PUBLIC))

@@ -130,7 +130,7 @@ def test_a_refusal_is_one_line_in_results_json(tmp_path, monkeypatch):
     refused = ("no layer here can hide the course from student code (uid: a probe child "
                "could read /autograder/venv/x); refusing to grade. Rerun with --allow-unconfined "
                "to accept the risk; every result is then flagged for review")
-    monkeypatch.setattr(gradescope, "refusal", lambda: refused)
+    monkeypatch.setattr(gradescope, "confinement_refusal", lambda: refused)
     (tmp_path / "submission").mkdir()
     assert gradescope.main([str(tmp_path)]) == 0
     result = read_results(tmp_path)

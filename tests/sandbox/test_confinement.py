@@ -2,7 +2,8 @@
 builds, and what happens to a grade where none can be built.
 
 tests/sandbox/test_confinement_modes.py plays the modes as an instructor meets them, with
-the whole attack corpus; these tests hold the pieces: the grants, the covers, the refusal.
+the whole attack corpus; these tests hold the pieces: the plans and the refusal. (What is
+hidden, and how a grant leaves it out: test_hidden.py.)
 (An accepted unconfined grade is flagged in the gradebook: tests/integrations/.)
 """
 
@@ -21,31 +22,10 @@ from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
 
 
-def test_a_grant_leaves_out_every_hidden_path_and_keeps_the_rest(tmp_path):
-    for name in ("numpy/core.py", "kit/grading.py", "kit.dist-info/RECORD", "six.py",
-                 "deep/a/secret.txt", "deep/a/b.txt", "deep/c.txt"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("x")
-    grants = confinement.without([tmp_path], [tmp_path / "kit", tmp_path / "deep/a/secret.txt"])
-    assert sorted(Path(p).relative_to(tmp_path).as_posix() for p in grants["read"]) == [
-        "deep/a/b.txt", "deep/c.txt", "kit.dist-info", "numpy", "six.py"]
-    # The folders split to leave the hidden ones out may only be listed.
-    assert grants["list"] == [str(tmp_path), str(tmp_path / "deep"), str(tmp_path / "deep/a")]
-    # A root inside a hidden folder (numpy in a venv inside the course) is granted alone.
-    assert confinement.without([tmp_path / "numpy"], [tmp_path]) == {
-        "read": [str(tmp_path / "numpy")], "list": []}
-
-
-def test_only_hidden_paths_that_a_bind_would_show_are_covered():
-    binds = [("/usr", "/usr"), ("/opt/py", "/opt/py")]
-    assert confinement.covered(binds, [Path("/usr/lib/kit"), Path("/home/course"),
-                                       Path("/opt/python")]) == ["/usr/lib/kit"]
-
-
 CHILD_READS = """
 import json, sys
 from autograder.sandbox import Limits, confinement
-from autograder.sandbox.process import child_environment
+from autograder.sandbox.confinement import child_environment
 import tempfile, subprocess
 mode = confinement.chosen_mode(Limits())
 folder = tempfile.mkdtemp()

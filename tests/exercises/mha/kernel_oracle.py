@@ -6,7 +6,7 @@ that nothing of it lands in the student's namespace):
 
     report(get_ipython().user_ns, seed)
 
-It runs the kit's own checks, public and hidden (``exercise.checks``, the very objects the
+It runs the kit's own checks, public and hidden (``ordered_checks``, the very objects the
 grader plans and replays), in this process, against the functions the kernel holds, with
 the grader's seed, and prints one line: the marker and, as JSON, the points of each part,
 the checks that cost points, and the self-check's verdict as the student's ``check()``
