@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from grading_speed import ASSIGNMENT, NOTEBOOK, prepare_course  # noqa: E402
+from grading_speed import ASSIGNMENT, NOTEBOOK, prepare_course
 
 BUDGET = 0.2  # seconds
 

@@ -67,7 +67,7 @@ def load_config(folders):
         if path.is_file():
             try:
                 merged.merge(PyFileConfigLoader(path.name, path=str(path.parent)).load_config())
-            except Exception as error:  # whatever the file raises: nbgrader would stop too
+            except Exception as error:  # noqa: BLE001 - whatever the file raises: nbgrader stops too
                 raise ValueError(f"{path}: {type(error).__name__}: {error}") from None
             files.append(str(path))
     values = {section: dict(merged[section]) for section in merged

@@ -146,7 +146,7 @@ class InProcessStudent:
                 raise StudentRaised(say("raised", name=name, error=f"{type(error).__name__}: "
                                                                      f"{short(str(error))}")) from None
             raise self._not_defined(name, missing) from None
-        except Exception as error:  # the student's mistake, reported as feedback
+        except Exception as error:  # noqa: BLE001 - the student's mistake, as feedback
             raise StudentRaised(say("raised", name=name, error=f"{type(error).__name__}: "
                                                                  f"{short(str(error))}")) from None
         self.inputs_changed = not same_inputs(before, (args, kwargs))

@@ -11,11 +11,10 @@ import pytest
 
 from tests.mha_exercise import plots
 
-CJK_FAMILIES = plots.CJK_FAMILIES
-
 from .conftest import REPO, screenshot
 from .notebook_page import PANEL, NotebookPage, cell_indexes
 
+CJK_FAMILIES = plots.CJK_FAMILIES
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 HAN = re.compile(r"[\u4e00-\u9fff]")

@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-import solutions
 from tests.mha_exercise import EXERCISE, POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 

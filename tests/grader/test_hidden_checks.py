@@ -3,7 +3,6 @@ points for a kept dtype and untouched inputs, and the quiz pays for the key's an
 
 import pytest
 
-import solutions
 from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
 from tests.mha_exercise import EXERCISE, POINTS, QUIZ_EXPLANATIONS, QUIZ_POINTS, WRONG_ANSWER

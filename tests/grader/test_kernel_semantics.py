@@ -2,7 +2,6 @@
 syntax, the packages the release lets students import, a time limit per cell. Each
 notebook goes the whole way: saved file, IPython's reading, the confined child."""
 
-import pytest
 
 from autograder.grader.grading import grade_notebook, part_summary
 from tests.attacks.corpus import Attack

@@ -19,15 +19,12 @@ put back at the end.
 
 import csv
 import hashlib
-import json
 import os
 import pwd
 import re
 import secrets
 import shutil
-import stat
 import subprocess
-import sys
 import tempfile
 import urllib.error
 import urllib.request

@@ -25,10 +25,6 @@ from autograder.sandbox import sanitize
 from autograder.integrations.feedback import feedback_html, feedback_markdown
 from autograder.grader.grading import ordered_checks, prepared_for
 from tests.mha_exercise import EXERCISE
-
-PARTS = EXERCISE.parts
-mistakes = EXERCISE.content("mistakes")
-
 from tests.attacks.corpus import ATTACKS  # noqa: F401 - first: it gathers on_feedback.py too
 from tests.attacks.on_feedback import FEEDBACK_ATTACKS
 from tests.conftest import grade_answers
@@ -37,6 +33,8 @@ from tests.grader.test_diagnosis import EDITS, GENERAL, edited
 from tests.grader.test_structural_diagnosis import MISTAKES as UNNAMED
 from tests.integrations.test_cli import mhakit
 
+PARTS = EXERCISE.parts
+mistakes = EXERCISE.content("mistakes")
 SEED = 23
 # Token types that are not code; f-strings have their own types from Python 3.12.
 NOT_CODE = {getattr(tokenize, name) for name in (

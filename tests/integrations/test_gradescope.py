@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder import __version__
 from autograder.integrations import gradescope
 from autograder.integrations.cli import main
 from tests.mha_exercise import POINTS, QUIZ_POINTS, fill, sample_answers
@@ -593,7 +594,7 @@ read, listed, wrote = [], [], []
 for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grader/grading.py',
              '/autograder/submission/mha.ipynb', '/autograder/results/results.json',
              SITE + '/solutions/mha.py', SITE + '/autograder/grader/hidden_checks.py',
-             SITE + '/mha_kit-0.1.0.dist-info/RECORD']:
+             SITE + '/mha_kit-{version}.dist-info/RECORD']:
     try:
         open(path, 'rb').close()
         read.append(path)
@@ -622,7 +623,8 @@ def test_setup_leaves_an_unprivileged_uid_only_python_and_numpy(machine):
     machine.grade(Attack("honest-sample-answers").make())  # a submission and its results
     site = "/" + str(machine.site.relative_to(machine.top))
     done = machine.run("/autograder/venv/bin/python", "-I", "-c",
-                       UNPRIVILEGED_LOOK.format(uid=AN_UNPRIVILEGED_UID, site=site))
+                       UNPRIVILEGED_LOOK.format(uid=AN_UNPRIVILEGED_UID, site=site,
+                                                version=__version__))
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen["sum"] == 3.0 and seen["numpy"].startswith(site + "/numpy/")

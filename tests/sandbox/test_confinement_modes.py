@@ -21,7 +21,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest

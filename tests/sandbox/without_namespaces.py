@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "autograder" / "sandbox" / "child"))
-import seccomp  # noqa: E402 - the kit's own filter builder, loaded without the kit
+import seccomp
 
 
 def main(argv):

@@ -30,15 +30,21 @@ import types
 PR_SET_PDEATHSIG = 1
 LAYERS = ("namespaces", "landlock", "identity", "seccomp")
 LIBC = ctypes.CDLL(None, use_errno=True)
+# The layers' modules, set by load_layers: none is importable where the child runs.
+namespaces = landlock = identity = seccomp = None
 
 
 def load_layers(folder):
     """The layer files, loaded as modules without naming their folder to the child."""
-    for name in LAYERS:
-        module = types.ModuleType(f"mhakit_child_{name}")
-        with open(os.path.join(folder, f"{name}.py"), encoding="utf-8") as handle:
-            exec(compile(handle.read(), f"<mhakit child: {name}>", "exec"), module.__dict__)
-        globals()[name] = module
+    global namespaces, landlock, identity, seccomp
+    namespaces, landlock, identity, seccomp = (_load_layer(folder, name) for name in LAYERS)
+
+
+def _load_layer(folder, name):
+    module = types.ModuleType(f"mhakit_child_{name}")
+    with open(os.path.join(folder, f"{name}.py"), encoding="utf-8") as handle:
+        exec(compile(handle.read(), f"<mhakit child: {name}>", "exec"), module.__dict__)
+    return module
 
 
 def apply_limits(config):

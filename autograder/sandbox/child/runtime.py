@@ -36,7 +36,7 @@ import types
 if __name__ == "__main__" and len(sys.argv) > 3:
     sys.path.insert(0, sys.argv[3])  # the folder that holds numpy and nothing else
 
-import numpy  # noqa: E402
+import numpy
 
 
 def _own_copy(module):

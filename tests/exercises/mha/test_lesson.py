@@ -40,7 +40,9 @@ def test_without_positions_attention_cannot_see_word_order():
 
 
 def test_removing_a_redundant_head_barely_matters_but_the_only_borrower_head_does():
-    change = lambda head: lending.change_when_removed(solutions.multi_head_attention, head)
+    def change(head):
+        return lending.change_when_removed(solutions.multi_head_attention, head)
+
     assert change(3) < 0.1 and change(4) < 0.1  # near copies that W_o leans on little
     assert change(2) > 0.4  # the only head that finds 小红
 

@@ -9,7 +9,6 @@ import re
 import numpy as np
 import pytest
 
-import solutions
 from tests.mha_exercise import EXERCISE
 from solutions import (
     attention,

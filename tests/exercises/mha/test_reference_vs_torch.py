@@ -7,9 +7,9 @@ reference, many random trials with non-square shapes, compared to 1e-10.
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="torch is an optional extra: pip install -e '.[torch]' (torch==2.13.0)")
-
 import solutions
+
+torch = pytest.importorskip("torch", reason="torch is an optional extra: pip install -e '.[torch]' (torch==2.13.0)")
 
 SEEDS = range(20)
 TOL = dict(rtol=1e-10, atol=1e-10)

@@ -28,7 +28,7 @@ def needs_student_code(demo):
             names = ", ".join(getattr(f, "__name__", "?") for f in functions if callable(f))
             print(say(f"（先实现 {names}，这个演示才能运行。）",
                       f"(Implement {names} first; then this demonstration runs.)"))
-        except Exception as error:  # the student's bug: one line, not a traceback
+        except Exception as error:  # noqa: BLE001 - the student's bug: one line, not a traceback
             print(say(f"（演示没能运行：{type(error).__name__}: {error}）",
                       f"(The demonstration could not run: {type(error).__name__}: {error})"))
         return None

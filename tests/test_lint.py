@@ -1,0 +1,28 @@
+"""The house rules that a tool can check: the linter, as pyproject.toml configures it
+([tool.ruff]), and one place for the version."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_ruff_finds_nothing_and_every_noqa_stops_something():
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache",
+                           "--output-format", "concise", str(REPO)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "All checks passed" in done.stdout
+
+
+def test_the_version_is_written_once():
+    """pyproject.toml reads it from autograder/__init__.py; the installed kit reports it."""
+    import importlib.metadata
+    import tomllib
+
+    import autograder
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert importlib.metadata.version("mha-kit") == autograder.__version__
