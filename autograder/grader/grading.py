@@ -24,6 +24,7 @@ from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED, consistent
 from ..selfcheck.wording import decide, pick
 from .hidden_checks import hidden_checks
 from .planning import batch_groups, plan, run_planned
+from .result import Status, graded_status, status_of
 from .imports import import_notes, slow_imports
 from .style import style_notes
 from .tampering import collect_findings, find_tampering
@@ -116,7 +117,7 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exer
             result = _grade(cells, seed, limits, list(tampering), language, exercise)
         except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
             result = _result([], seed, {"error": f"{type(error).__name__}: {error}"}, exercise)
-            result["extra_data"]["status"] = "grading failed"
+            result["extra_data"]["status"] = Status.FAILED.value
             result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
         result["extra_data"]["seconds"] = rounded(watch.total())  # see phases.py
     # Student code writes into the result (exception text, load errors): on both doors
@@ -170,7 +171,7 @@ def needs_review(extra):
     from ..selfcheck.notebook_file import one_line
 
     problems = list(extra.get("tampering") or [])
-    if extra.get("status") in ("unreadable", "grading failed"):
+    if status_of(extra) is not Status.GRADED:
         problems.append(one_line(f"{extra['status']}: {extra.get('error') or '?'}", 300))
     if extra.get("confinement") == "plain":
         problems.append(UNCONFINED_NOTE)
@@ -183,7 +184,7 @@ def _result(tests, seed, extra, exercise=None):
              for part in exercise.parts}
     notes = [label for label, key in (("crashes", "crashes"), ("tampering", "tampering"))
              if extra.get(key)] + (["unconfined"] if extra.get("confinement") == "plain" else [])
-    status = "graded" + (f" ({', '.join(notes)})" if notes else "")
+    status = graded_status(notes)
     return {
         "score": round(sum(t["score"] for t in tests), 6),
         "tests": tests,
@@ -197,7 +198,7 @@ def _result(tests, seed, extra, exercise=None):
 def unreadable(reason, seed=None, exercise=None):
     """The result for a file that is not a notebook: zero, with the reason."""
     result = _result([], seed, {"error": reason}, exercise)
-    result["extra_data"]["status"] = "unreadable"
+    result["extra_data"]["status"] = Status.UNREADABLE.value
     result["output"] = f"This submission could not be graded: {reason}"
     return result
 

@@ -24,6 +24,7 @@ from .. import __version__
 from .feedback import feedback_html, feedback_markdown, feedback_parts
 from ..exercise import current
 from ..phases import WRITING, Stopwatch, added
+from ..grader.result import Status, status_of
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
@@ -236,7 +237,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
         console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
                       f"grade (seed {run_seed})")
     for student, reason in found.problems.items():
-        results[student] = failure("unreadable", reason, run_seed)
+        results[student] = failure(Status.UNREADABLE, reason, run_seed)
     try:
         with Progress("[progress.description]{task.description}", BarColumn(),
                       MofNCompleteColumn(), TimeRemainingColumn(), console=console,
@@ -255,7 +256,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                         book.record(student, todo[student], result, cells)
                 except Exception as error:  # noqa: BLE001 - one student's files, not the class
                     results[student] = with_notes(failure(
-                        "grading failed", f"its results could not be written "
+                        Status.FAILED, f"its results could not be written "
                         f"({type(error).__name__}: {error})", run_seed), notes.get(student))
                 watch.leave()
                 progress.advance(task)
@@ -308,8 +309,8 @@ def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
 def failure(status, reason, seed=None):
     """The result of a student who could not be graded: zero, a status and the reason."""
     result = unreadable(one_line(reason, 500), seed)
-    result["extra_data"]["status"] = status
-    if status != "unreadable":
+    result["extra_data"]["status"] = Status(status).value
+    if status is not Status.UNREADABLE:
         result["output"] = f"mha-kit could not grade this submission: {one_line(reason, 500)}"
     return clean(result)
 
@@ -339,7 +340,7 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
         return student, result, cells
 
     def died(student, error):
-        return student, failure("grading failed", f"{type(error).__name__}: {error}", seed), None
+        return student, failure(Status.FAILED, f"{type(error).__name__}: {error}", seed), None
 
     if dask:
         try:
@@ -362,7 +363,7 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
                 try:
                     data = read_bounded(path)
                 except (OSError, ValueError) as error:  # too big to send: unreadable anyway
-                    yield student, failure("unreadable", str(error), seed), None
+                    yield student, failure(Status.UNREADABLE, str(error), seed), None
                     continue
                 futures[client.submit(grade_notebook_bytes, path.name, data, seed, language,
                                       pure=False)] = student
@@ -451,8 +452,12 @@ def well_formed(result):
             return False
     parts = extra.get("parts")
     seed = extra.get("seed")
+    try:
+        status_of(extra)
+    except ValueError:  # a status no grader writes
+        return False
     return (isinstance(parts, dict) and all(_number(v) for v in parts.values())
-            and isinstance(extra.get("status"), str) and _number(extra.get("max_score"))
+            and _number(extra.get("max_score"))
             and isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 1 << 64
             and extra.get("language", "zh") in LANGUAGES
             and isinstance(extra.get("style", {}), dict)

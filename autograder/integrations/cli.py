@@ -121,10 +121,11 @@ def unwritable_folder(out):
 
 def ungraded_reason(result):
     """Why a result is not a grade (its status and reason, on one line); None for a grade."""
+    from ..grader.result import Status, status_of
     from ..selfcheck.notebook_file import one_line
 
     extra = result["extra_data"]
-    if extra["status"].startswith("graded"):
+    if status_of(extra) is Status.GRADED:
         return None
     return one_line(f"{extra['status']}: {extra.get('error') or '?'}", 80)
 

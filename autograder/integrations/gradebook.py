@@ -20,6 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ..grader.result import Status, status_of
 from ..selfcheck.cells import carries, grade_id_of, in_nbformat_shape, nbgrader_meta
 from .cell_outputs import test_cell_outputs, test_cell_part
 
@@ -467,7 +468,7 @@ class GradebookRun:
             grades, comments = self._flagged(entry, f"could not read the graded cells "
                                                     f"({type(error).__name__})")
         extra = result["extra_data"]
-        if extra["status"] in ("unreadable", "grading failed"):  # no cells to read: say why
+        if status_of(extra) is not Status.GRADED:  # no cells to read: say why
             grades, comments = self._flagged(entry, f"{extra['status']}: "
                                                     f"{extra.get('error') or '?'}")
         self.writer.record(entry, folder, grades, comments)

@@ -29,6 +29,7 @@ from .batch import shown_name
 from ..exercise import content_files, current
 from ..grader.grading import (free_checks_heading, grade_notebook, grade_notebook_bytes,
                               title_of, unreadable)
+from ..grader.result import Status, status_of
 from ..selfcheck.runner import FAILED
 from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES, one_line
 from ..selfcheck.wording import pick
@@ -481,7 +482,7 @@ def with_upload_note(result, chosen, which, others, notebook):
     sentences = []
     if chosen.parts != (notebook,) or which:
         among = say("among", which=say(which[0]), count=which[1]) if which else ""
-        graded = "tried" if extra.get("status") == "unreadable" else "graded"
+        graded = "tried" if status_of(extra) is Status.UNREADABLE else "graded"
         sentences.append(say(graded, name=chosen.shown) + among)
     if others:
         names = _listing([u.shown for u in others], say("and"), pick(NOTE["more"], language))
@@ -531,7 +532,7 @@ def main(argv):
         why = one_line(f"{type(error).__name__}: {error}", None)
         write_results(root, {"score": 0, "tests": [], "output": f"mha-kit could not grade "
                              f"this submission: {why}",
-                             "extra_data": {"status": "grading failed", "error": why}})
+                             "extra_data": {"status": Status.FAILED.value, "error": why}})
     return 0
 
 

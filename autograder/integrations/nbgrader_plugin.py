@@ -22,6 +22,7 @@ from traitlets import Bool, Integer
 from ..authoring.build import build_notebook
 from ..exercise import current
 from ..grader.grading import grade_cells, needs_review, unreadable, unreadable_reason
+from ..grader.result import Status, status_of
 from ..grader.tampering import collect_findings, expected_layout, find_tampering
 from ..selfcheck.cells import (FLAGS, grade_id_of, has_nbgrader_entry, in_nbformat_shape,
                                nbgrader_meta, valid_meta)
@@ -228,7 +229,7 @@ class IsolatedAutograde(NbGraderPreprocessor):
                                  self.seed, tampering=tampering, language=decide(None, nb))
         extra = result["extra_data"]
         resources["mhakit"] = {"review": needs_review(extra)}
-        if extra["status"] in ("unreadable", "grading failed"):
+        if status_of(extra) is not Status.GRADED:
             self.log.error("mha-kit could not grade %s: %s", student, extra.get("error"))
         else:
             self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student,

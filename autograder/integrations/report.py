@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..exercise import current
+from ..grader.result import Status, status_of
 from ..selfcheck.notebook_file import one_line
 
 
@@ -100,7 +101,7 @@ def needs_a_look(results):
     """[(student, status with its reason and notes)] for each student who was not graded,
     or whose folder had something to note (other notebooks, a name nbgrader cannot hold)."""
     return [(student, status_line(result)) for student, result in sorted(results.items())
-            if not result["extra_data"]["status"].startswith("graded")
+            if status_of(result["extra_data"]) is not Status.GRADED
             or result["extra_data"].get("batch_notes")]
 
 
@@ -109,7 +110,7 @@ def status_line(result):
     notes: one line, for grades.csv, the table and the report."""
     extra = result["extra_data"]
     line = extra["status"]
-    if not line.startswith("graded") and extra.get("error"):
+    if status_of(extra) is not Status.GRADED and extra.get("error"):
         line += f": {extra['error']}"
     for note in extra.get("batch_notes") or ():
         line += f"; {note}"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.integrations.batch import well_formed
 from autograder.sandbox import Limits
 from autograder.sandbox.confinement import jail_works
 from tests.attacks.corpus import Attack
@@ -139,6 +140,16 @@ def test_a_rerun_regrades_whatever_results_json_it_finds_broken(odd_class):
     check_the_class(out, read_grades(out))
     for student in planted:
         assert json.loads((out / student / "results.json").read_text("utf-8"))["score"] == 100
+
+
+def test_a_result_whose_status_no_grader_writes_is_not_kept():
+    result = {"score": 1, "tests": [], "extra_data": {"parts": {}, "status": "graded",
+                                                      "max_score": 100, "seed": 1}}
+    assert well_formed(result)
+    for status, kept in (("graded (crashes)", True), ("unreadable", True),
+                         ("graded, honestly", False), ("perfect", False)):
+        result["extra_data"]["status"] = status
+        assert well_formed(result) is kept, status
 
 
 def seeds(out):
