@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -202,6 +203,9 @@ def _demo(args):
 
 def parser():
     top = argparse.ArgumentParser(prog="mhakit", description=__doc__)
+    top.add_argument("--verbose", "-v", action="store_true",
+                     help="also say, on stderr, how the confinement of student code was "
+                          "chosen and why stronger modes were not used")
     top.add_argument("--exercise", metavar="FOLDER",
                      help="the exercise to build or grade (default: the kit's own; also "
                           "MHAKIT_EXERCISE)")
@@ -282,8 +286,31 @@ def parsed(argv):
     return args
 
 
+class _Stderr(logging.StreamHandler):
+    """A handler that writes to whatever sys.stderr is when a message comes."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _ignored):
+        pass
+
+
+def log_to_stderr(verbose=False):
+    """The kit's log messages on stderr, each line starting "mhakit: <LEVEL>: ";
+    warnings and errors only, unless ``verbose``."""
+    handler = _Stderr()
+    handler.setFormatter(logging.Formatter("mhakit: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("autograder")
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
 def main(argv=None):
     args = parsed(argv)
+    log_to_stderr(args.verbose)
     from ..exercise import FOLDER_VARIABLE, load
 
     folder = args.exercise or os.environ.get(FOLDER_VARIABLE)

@@ -665,8 +665,7 @@ def chosen_mode(limits):
     """The strongest mode whose probe child could not reach the course, once per process.
     Raises Unconfined when none could and the risk was not accepted."""
     if "mode" not in _CHOSEN:
-        _CHOSEN["mode"] = next((mode for mode in candidates() if mode != "plain"
-                                and _probe(mode, limits)), None)
+        _CHOSEN["mode"] = _first_that_confines(limits)
     mode = _CHOSEN["mode"]
     if mode is not None:
         return mode
@@ -674,8 +673,27 @@ def chosen_mode(limits):
         raise Unconfined(unconfined_message())
     if os.environ.get("MHAKIT_WARNED") != "1":  # once per run: workers inherit this
         os.environ["MHAKIT_WARNED"] = "1"
-        print(f"mhakit: WARNING: {unconfined_message(accepted=True)}", file=sys.stderr)
+        LOG.warning(unconfined_message(accepted=True))
     return "plain"
+
+
+def _first_that_confines(limits):
+    """The strongest candidate mode whose probe child reached nothing, or None. Each mode
+    tried is explained at INFO level (``mhakit --verbose``)."""
+    tried = [mode for mode in candidates() if mode != "plain"]
+    forced = " (as MHAKIT_SANDBOX asks)" if os.environ.get("MHAKIT_SANDBOX") else ""
+    LOG.info("confinement: trying %s, strongest first%s", ", ".join(tried) or "no mode", forced)
+    for mode in tried:
+        before = len(PROBLEMS)
+        if _probe(mode, limits):
+            refused = (PROBED.get(mode) or {}).get("tried") or []
+            LOG.info("confinement: %s: its probe child reached nothing of the course%s; "
+                     "every child of this process runs in it", mode,
+                     f" (and was refused {', '.join(refused)})" if refused else "")
+            return mode
+        LOG.info("confinement: %s: not used: %s", mode,
+                 "; ".join(PROBLEMS[before:]) or "its probe failed")
+    return None
 
 
 def unconfined_message(accepted=False):

@@ -37,6 +37,23 @@ def test_one_notebook_prints_a_results_json(course):
     assert result["score"] == 100
     assert result["extra_data"]["seed"] == 5
     assert all(t["name"].split(":")[0] in CSV_COLUMNS for t in result["tests"])
+    assert "confinement:" not in done.stderr  # said only when asked (--verbose)
+
+
+def test_verbose_says_on_stderr_how_the_confinement_was_chosen(course):
+    notebook = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    done = mhakit("--verbose", "grade", str(notebook), "--seed", "5")
+    assert done.returncode == 0, done.stderr
+    mode = json.loads(done.stdout)["extra_data"]["confinement"]
+    said = [line.removeprefix("mhakit: INFO: confinement: ") for line in done.stderr.splitlines()
+            if line.startswith("mhakit: INFO: confinement: ")]
+    assert said[0].startswith("trying ") and mode in said[0], done.stderr
+    chosen = [line for line in said if line.startswith(f"{mode}: ")]
+    assert chosen and "reached nothing of the course" in chosen[0], done.stderr
+    # every stronger mode tried before it says why it was not used
+    stronger = said[0].removeprefix("trying ").split(", strongest first")[0].split(", ")
+    for other in stronger[:stronger.index(mode)]:
+        assert any(line.startswith(f"{other}: not used: ") for line in said), done.stderr
 
 
 def test_a_folder_writes_results_and_grades_csv(course, tmp_path):
