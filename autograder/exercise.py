@@ -23,7 +23,10 @@ their parent package (``from ..framework import ...``), here as in the release.
 ``release_layout.json``, ``shipped/fingerprints.json`` and ``shipped/known_answers.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
-The engine reads every function's name from here and never writes one of its own.
+The engine reads every function's name from here and never writes one of its own. An
+exercise that breaks these promises does not load, and the error names each one: a
+function that its reference or ``cases.py`` lacks, cases of no function, a quiz name or key
+of another form, a file in ``NOT_GRADED`` that is not there.
 """
 
 import hashlib
@@ -113,6 +116,29 @@ class Exercise:
         if unheld:
             raise ValueError(f"{package.__file__}: NOT_GRADED names files the exercise does "
                              f"not hold: {', '.join(unheld)}")
+        problems = self._broken_promises()
+        if problems:
+            raise ValueError(f"{package.__file__}: the exercise breaks its contract: "
+                             + "; ".join(problems))
+
+    def _broken_promises(self):
+        """What the contract promises that the content does not hold, one line each: a
+        function without a reference or without cases, cases of no function, a quiz
+        whose names or keys are not of the contract's form."""
+        names, problems = self.function_names, []
+        missing = [n for n in names if not callable(getattr(self.package.REFERENCE, n, None))]
+        if missing:
+            problems.append(f"the reference has no {', '.join(missing)}")
+        cases = set(getattr(self.content("cases"), "CASES", {}) if (
+            self.folder / "cases.py").is_file() else ())
+        if set(names) - cases:
+            problems.append(f"cases.py has no cases of {', '.join(sorted(set(names) - cases))}")
+        if cases - set(names):
+            problems.append(f"cases.py has cases of no function: "
+                            f"{', '.join(sorted(cases - set(names)))}")
+        if (self.folder / "quiz.py").is_file():
+            problems += _quiz_problems(self.content("quiz"))
+        return problems
 
     def __repr__(self):
         return f"<exercise {self.name} in {self.folder}>"
@@ -221,6 +247,27 @@ class Exercise:
     def hidden_paths(self):
         """What student code must never read: the exercise's folder and its reference's."""
         return [self.folder, self.reference_file.parent]
+
+
+QUIZ_NAME = re.compile(r"quiz_[1-9][0-9]*")
+
+
+def _quiz_problems(quiz):
+    """How ``quiz`` (its KEY, EXPLANATIONS and POINTS) strays from the contract's form."""
+    key = getattr(quiz, "KEY", {})
+    problems = [f"quiz.py names {name!r}, not quiz_<n>" for name in key
+                if not QUIZ_NAME.fullmatch(str(name))]
+    for name, answer in key.items():
+        numbers = answer if isinstance(answer, tuple) else (answer,)
+        letter = isinstance(answer, str) and answer in ("A", "B", "C", "D")
+        if not letter and not all(isinstance(n, (int, float)) and not isinstance(n, bool)
+                                  for n in numbers):
+            problems.append(f"quiz.py's key of {name} is {answer!r}: a letter A to D, a "
+                            "number or a tuple of numbers")
+    for table in ("EXPLANATIONS", "POINTS"):
+        if set(getattr(quiz, table, {})) != set(key):
+            problems.append(f"quiz.py's {table} and KEY name different questions")
+    return problems
 
 
 def loaded():

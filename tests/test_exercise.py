@@ -104,6 +104,25 @@ def test_an_exercise_is_held_to_its_total(tmp_path):
         ordered_checks(exercise)
 
 
+@pytest.mark.parametrize("edit, said", [
+    (("__init__.py", 'Function("concat_heads",', 'Function("layer_norm", (1, 1, 1, 1)),\n'
+      '    Function("concat_heads",'), "the reference has no layer_norm; cases.py has no "
+                                      "cases of layer_norm"),
+    (("cases.py", "def cases_concat_heads(", "def concat_heads_cases("),
+     "cases.py has no cases of concat_heads"),
+    (("cases.py", "def cases_softmax(", "def cases_soft_max(rng, edge):\n    return []\n\n\n"
+                                        "def cases_softmax("),
+     "cases.py has cases of no function: soft_max"),
+    (("quiz.py", '"quiz_1": "B"', '"quiz_one": "B"'),
+     "quiz.py names 'quiz_one', not quiz_<n>; quiz.py's EXPLANATIONS and KEY name different"),
+    (("quiz.py", '"quiz_1": "B"', '"quiz_1": "E"'),
+     "quiz.py's key of quiz_1 is 'E': a letter A to D, a number or a tuple of numbers"),
+])
+def test_an_exercise_is_held_to_its_contract_when_it_loads(tmp_path, edit, said):
+    with pytest.raises(ValueError, match="the exercise breaks its contract: " + re.escape(said)):
+        _copy(tmp_path, "broken", edit)
+
+
 def test_an_exercise_that_names_a_missing_file_not_graded_is_refused(tmp_path):
     with pytest.raises(ValueError, match="NOT_GRADED names files the exercise does not hold: "
                                          "shipped/gone.py"):
