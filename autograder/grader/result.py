@@ -2,7 +2,8 @@
 
 A result is a dict in Gradescope's results.json schema; its ``extra_data["status"]`` is
 text, for people and for the files already on disk: "graded", with what a person should
-know in brackets ("graded (crashes, unconfined)"), "unreadable" or "grading failed".
+know in brackets ("graded (crashes, unconfined)"), "unreadable", "grading failed" or, on
+Gradescope, "refused".
 Code reads it through ``status_of`` and compares with ``Status``, never the text.
 """
 
@@ -13,13 +14,14 @@ class Status(StrEnum):
     GRADED = "graded"            # scored, perhaps with notes for a person
     UNREADABLE = "unreadable"    # not a notebook the grader could read: zero, and why
     FAILED = "grading failed"    # the grading itself failed: zero, and why, never silent
+    REFUSED = "refused"          # nothing here could confine student code (Gradescope's door)
 
 
 def status_of(extra):
     """The Status of a result's ``extra_data``; ValueError for a status that no grader
     writes (a results.json that is not one of ours)."""
     text = extra.get("status")
-    if text in (Status.UNREADABLE, Status.FAILED):
+    if text in (Status.UNREADABLE, Status.FAILED, Status.REFUSED):
         return Status(text)
     if text == Status.GRADED or (isinstance(text, str) and text.startswith("graded (")
                                  and text.endswith(")")):

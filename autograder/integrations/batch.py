@@ -310,7 +310,7 @@ def failure(status, reason, seed=None):
     """The result of a student who could not be graded: zero, a status and the reason."""
     result = unreadable(one_line(reason, 500), seed)
     result["extra_data"]["status"] = Status(status).value
-    if status is not Status.UNREADABLE:
+    if Status(status) is not Status.UNREADABLE:
         result["output"] = f"mha-kit could not grade this submission: {one_line(reason, 500)}"
     return clean(result)
 

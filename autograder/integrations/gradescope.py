@@ -507,7 +507,7 @@ def run(root):
 def refused_result(refused):
     """Score 0, and one line for the instructor: why, and how to accept the risk."""
     result = unreadable(refused)
-    result["extra_data"].update(status="refused", confinement=None, isolation=[])
+    result["extra_data"].update(status=Status.REFUSED.value, confinement=None, isolation=[])
     result["output"] = one_line(
         f"mha-kit refused to grade here: {refused.rstrip('.')}. On Gradescope, uncomment "
         "`export MHAKIT_ALLOW_UNCONFINED=1` in run_autograder to accept the risk.", None)

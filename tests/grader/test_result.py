@@ -7,7 +7,8 @@ from autograder.grader.result import Status, graded_status, status_of
 
 @pytest.mark.parametrize("text, status", [
     ("graded", Status.GRADED), ("graded (crashes, unconfined)", Status.GRADED),
-    ("unreadable", Status.UNREADABLE), ("grading failed", Status.FAILED)])
+    ("unreadable", Status.UNREADABLE), ("grading failed", Status.FAILED),
+    ("refused", Status.REFUSED)])
 def test_every_status_a_grader_writes_reads_back(text, status):
     assert status_of({"status": text}) is status
 
