@@ -33,12 +33,13 @@ import hashlib
 import importlib
 import importlib.util
 import json
-import os
 import re
 import sys
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
+
+from .settings import settings
 
 BUILT_IN = Path(__file__).resolve().with_name("exercises")
 DEFAULT = "mha"
@@ -312,13 +313,13 @@ def _open(folder):
 def load(folder=None):
     """The exercise in ``folder``; by default the one ``MHAKIT_EXERCISE`` names, else the
     package's own."""
-    folder = folder or os.environ.get(FOLDER_VARIABLE) or BUILT_IN / DEFAULT
+    folder = folder or settings().exercise or BUILT_IN / DEFAULT
     return _load(Path(folder).resolve())
 
 
 def current():
     """The exercise this process grades and builds (``MHAKIT_EXERCISE``, else the kit's)."""
-    return _current(os.environ.get(FOLDER_VARIABLE) or None)
+    return _current(settings().exercise)
 
 
 @lru_cache(maxsize=8)

@@ -311,9 +311,10 @@ def log_to_stderr(verbose=False):
 def main(argv=None):
     args = parsed(argv)
     log_to_stderr(args.verbose)
-    from ..exercise import FOLDER_VARIABLE, load
+    from ..exercise import load
+    from ..settings import pass_on, settings
 
-    folder = args.exercise or os.environ.get(FOLDER_VARIABLE)
+    folder = args.exercise or settings().exercise
     if folder:
         try:
             load(folder)
@@ -321,7 +322,7 @@ def main(argv=None):
             print(f"mhakit: exercise {folder}: {error}", file=sys.stderr)
             return 2
         # The grading workers and nbgrader's subprocesses read it too.
-        os.environ[FOLDER_VARIABLE] = str(Path(folder).resolve())
+        pass_on(exercise=str(Path(folder).resolve()))
     return args.run(args)
 
 

@@ -8,7 +8,6 @@ each test is one check, and its failure message is the check's feedback. The see
 the hidden inputs is ``MHAKIT_SEED`` when it is set, else a fresh one.
 """
 
-import os
 
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ from autograder.grader.grading import isolated_student, ordered_checks, seeded
 from autograder.selfcheck.notebook import graded_cells
 from autograder.selfcheck.notebook_file import one_line
 from autograder.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
+from autograder.settings import settings
 
 CHECKS = ordered_checks()
 
@@ -26,7 +26,7 @@ CHECKS = ordered_checks()
 def submission_cells():
     """The submission's graded cells, read while pytest collects this file: a missing or
     unreadable MHAKIT_SUBMISSION is one error that says why, not one per check."""
-    path = os.environ.get("MHAKIT_SUBMISSION")
+    path = settings().submission
     if not path:
         pytest.fail("set MHAKIT_SUBMISSION to the notebook to check", pytrace=False)
     try:
@@ -49,7 +49,8 @@ def student():
 
 @pytest.fixture(scope="module")
 def rng_for():
-    return seeded(int(os.environ.get("MHAKIT_SEED", np.random.SeedSequence().entropy % 2**63)))
+    seed = settings().seed
+    return seeded(seed if seed is not None else np.random.SeedSequence().entropy % 2**63)
 
 
 @pytest.mark.parametrize("chk", CHECKS, ids=[c.name for c in CHECKS])

@@ -26,6 +26,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..settings import settings
+
 PREFIX = "mhakit"
 PROBLEM = []  # why no cgroup could be made here, when none could
 _COUNTER = itertools.count()
@@ -164,7 +166,7 @@ class SubmissionCgroup:
 
 def create(memory_bytes, processes):
     """A new cgroup for one submission, with both limits, or None. Never raises."""
-    if os.environ.get("MHAKIT_CGROUP") == "0":
+    if not settings().cgroups:
         if not PROBLEM:
             PROBLEM.append("cgroups turned off (MHAKIT_CGROUP=0)")
         return None

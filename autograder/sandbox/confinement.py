@@ -54,6 +54,7 @@ from pathlib import Path
 
 import numpy
 
+from ..settings import pass_on, settings
 from . import scratch as scratch_space
 from .hidden import course_paths, covered, grants, listable, sentinels
 from .child import seccomp
@@ -280,7 +281,7 @@ def _is_student_site(site, dirs):
 
 @functools.lru_cache(maxsize=1)
 def landlock_abi():
-    if sys.platform != "linux" or os.environ.get("MHAKIT_LANDLOCK") == "0":
+    if sys.platform != "linux" or not settings().landlock:
         return 0
     from .child import landlock
 
@@ -648,7 +649,7 @@ def _some_files(folder, roots, count=8):
 
 
 def candidates():
-    forced = os.environ.get("MHAKIT_SANDBOX")
+    forced = settings().sandbox
     if forced:
         return [forced] if forced in MODES else []
     if sys.platform != "linux":
@@ -669,10 +670,10 @@ def chosen_mode(limits):
     mode = _CHOSEN["mode"]
     if mode is not None:
         return mode
-    if sys.platform == "linux" and os.environ.get("MHAKIT_ALLOW_UNCONFINED") != "1":
+    if sys.platform == "linux" and not settings().allow_unconfined:
         raise Unconfined(unconfined_message())
-    if os.environ.get("MHAKIT_WARNED") != "1":  # once per run: workers inherit this
-        os.environ["MHAKIT_WARNED"] = "1"
+    if not settings().warned:  # once per run: the workers are told
+        pass_on(warned=True)
         LOG.warning(unconfined_message(accepted=True))
     return "plain"
 
@@ -681,7 +682,7 @@ def _first_that_confines(limits):
     """The strongest candidate mode whose probe child reached nothing, or None. Each mode
     tried is explained at INFO level (``mhakit --verbose``)."""
     tried = [mode for mode in candidates() if mode != "plain"]
-    forced = " (as MHAKIT_SANDBOX asks)" if os.environ.get("MHAKIT_SANDBOX") else ""
+    forced = " (as MHAKIT_SANDBOX asks)" if settings().sandbox else ""
     LOG.info("confinement: trying %s, strongest first%s", ", ".join(tried) or "no mode", forced)
     for mode in tried:
         before = len(PROBLEMS)
@@ -698,7 +699,7 @@ def _first_that_confines(limits):
 
 def unconfined_message(accepted=False):
     why = "; ".join(dict.fromkeys(PROBLEMS)) or (
-        "MHAKIT_SANDBOX=plain asks for none" if os.environ.get("MHAKIT_SANDBOX") == "plain"
+        "MHAKIT_SANDBOX=plain asks for none" if settings().sandbox == "plain"
         else "the kit has no confinement on this system" if sys.platform != "linux"
         else "no mode was tried")
     if accepted:
@@ -717,7 +718,7 @@ def refusal(allow_unconfined=False, limits=None):
     from .limits import Limits
 
     if allow_unconfined:
-        os.environ["MHAKIT_ALLOW_UNCONFINED"] = "1"
+        pass_on(allow_unconfined=True)
     try:
         chosen_mode(limits or Limits())
     except Unconfined as refused:

@@ -13,6 +13,8 @@ import functools
 import os
 from pathlib import Path
 
+from ..settings import settings
+
 KIT = Path(__file__).resolve().parents[1]
 NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default, in /usr
 _TOLD = {"paths": [], "sentinels": []}
@@ -35,20 +37,19 @@ def sentinels():
 
 def course_paths():
     """Every path a child must never read: what it was told, and what it sees itself."""
-    key = (os.getcwd(), os.environ.get("MHAKIT_HIDE", ""), NBGRADER_EXCHANGE.exists(),
-           tuple(_TOLD["paths"]))
+    key = (os.getcwd(), settings().hide, NBGRADER_EXCHANGE.exists(), tuple(_TOLD["paths"]))
     return list(_course_paths(*key))
 
 
 @functools.lru_cache(maxsize=8)
-def _course_paths(cwd, hide_variable, exchange, told):
+def _course_paths(cwd, named, exchange, told):
     # Every child's plan asks, twice; resolving the paths is most of what that costs.
     cwd = Path(cwd).resolve()
     paths = [KIT, *told]
     if not Path("/usr").is_relative_to(cwd):  # grading from / or /usr: not a secret
         paths.append(cwd)
     paths += [NBGRADER_EXCHANGE] if exchange else []
-    paths += [Path(p) for p in hide_variable.split(os.pathsep) if p]
+    paths += [Path(p) for p in named]
     return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in paths if p is not None))
 
 

@@ -1,8 +1,9 @@
 """How much a submission may use. Generous for correct code: the reference needs
 milliseconds per call."""
 
-import os
 from dataclasses import dataclass
+
+from ..settings import settings
 
 
 @dataclass
@@ -30,14 +31,14 @@ class Limits:
         """MHAKIT_CALL_SECONDS, MHAKIT_CELL_SECONDS and MHAKIT_SUBMISSION_SECONDS shorten
         the wall-clock limits (tests of endless loops; the first shortens a cell's limit
         too, unless the second is given); MHAKIT_MEMORY_MB sets the memory limit."""
-        limits = cls()
-        if os.environ.get("MHAKIT_CALL_SECONDS"):
-            limits.call_seconds = float(os.environ["MHAKIT_CALL_SECONDS"])
+        limits, given = cls(), settings()
+        if given.call_seconds:
+            limits.call_seconds = given.call_seconds
             limits.cell_seconds = min(limits.cell_seconds, limits.call_seconds)
-        if os.environ.get("MHAKIT_CELL_SECONDS"):
-            limits.cell_seconds = float(os.environ["MHAKIT_CELL_SECONDS"])
-        if os.environ.get("MHAKIT_SUBMISSION_SECONDS"):
-            limits.submission_seconds = float(os.environ["MHAKIT_SUBMISSION_SECONDS"])
-        if os.environ.get("MHAKIT_MEMORY_MB"):  # tests of memory held by many processes
-            limits.memory_bytes = int(os.environ["MHAKIT_MEMORY_MB"]) << 20
+        if given.cell_seconds:
+            limits.cell_seconds = given.cell_seconds
+        if given.submission_seconds:
+            limits.submission_seconds = given.submission_seconds
+        if given.memory_mb:  # tests of memory held by many processes
+            limits.memory_bytes = given.memory_mb << 20
         return limits

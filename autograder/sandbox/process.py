@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ..selfcheck import inert_ipython
+from ..settings import settings
 from ..selfcheck.wording import say
 from . import cgroups, confinement
 from .child.runtime import pack, unpack_arrays
@@ -297,7 +298,7 @@ class Zygote:
 
     @classmethod
     def shared(cls, packages=("numpy",), warm=()):
-        if os.environ.get("MHAKIT_ZYGOTE") == "0" or not hasattr(socket, "send_fds"):
+        if not settings().zygote or not hasattr(socket, "send_fds"):
             return None
         kind = (tuple(packages), tuple(warm))
         with cls._lock:
@@ -323,8 +324,11 @@ class Zygote:
 # others do not keeps a spare of each kind. Each is filed with the key it was made for.
 _SPARES = {}
 _SPARE_LOCK = threading.Lock()
-_KNOBS = ("MHAKIT_SANDBOX", "MHAKIT_CGROUP", "MHAKIT_ZYGOTE", "MHAKIT_HIDE", "MHAKIT_LANDLOCK",
-          "PATH")
+def _knobs():
+    """The settings that change how a child is made: a spare made under others is not used."""
+    given = settings()
+    return (given.sandbox, given.cgroups, given.zygote, given.hide, given.landlock,
+            os.environ.get("PATH"))
 
 
 def take_child(limits, warm=()):
@@ -335,7 +339,7 @@ def take_child(limits, warm=()):
     it serves the submission that takes it and no other."""
     # The process is part of the key: a forked copy of this grader must not share it.
     warm = tuple(warm)
-    key = (os.getpid(), repr(limits), tuple(os.environ.get(name) for name in _KNOBS))
+    key = (os.getpid(), repr(limits), _knobs())
     with _SPARE_LOCK:
         made_for, spare = _SPARES.pop(warm, (None, None))
     if spare is not None and made_for[0] != os.getpid():

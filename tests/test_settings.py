@@ -1,0 +1,56 @@
+"""autograder/settings.py: every MHAKIT_* variable the kit's Python reads, in one object."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder.settings import Settings, pass_on, settings
+
+KIT = Path(__file__).resolve().parent.parent / "autograder"
+
+
+def test_an_empty_environment_gives_the_defaults():
+    assert settings({}) == Settings()
+    assert settings({}).landlock and settings({}).zygote and not settings({}).allow_unconfined
+
+
+def test_each_variable_reads_into_its_field():
+    given = settings({"MHAKIT_EXERCISE": "/x/ex", "MHAKIT_SANDBOX": "userns",
+                      "MHAKIT_HIDE": os.pathsep.join(["/a", "", "/b"]), "MHAKIT_LANDLOCK": "0",
+                      "MHAKIT_CGROUP": "0", "MHAKIT_ZYGOTE": "0", "MHAKIT_ALLOW_UNCONFINED": "1",
+                      "MHAKIT_WARNED": "1", "MHAKIT_CALL_SECONDS": "1.5",
+                      "MHAKIT_CELL_SECONDS": "2", "MHAKIT_SUBMISSION_SECONDS": "30",
+                      "MHAKIT_MEMORY_MB": "512", "MHAKIT_SUBMISSION": "nb.ipynb",
+                      "MHAKIT_SEED": "7"})
+    assert given == Settings(exercise="/x/ex", sandbox="userns", hide=("/a", "/b"),
+                             landlock=False, cgroups=False, zygote=False,
+                             allow_unconfined=True, warned=True, call_seconds=1.5,
+                             cell_seconds=2.0, submission_seconds=30.0, memory_mb=512,
+                             submission="nb.ipynb", seed=7)
+
+
+@pytest.mark.parametrize("name, value", [("MHAKIT_CALL_SECONDS", "soon"),
+                                         ("MHAKIT_MEMORY_MB", "1.5"), ("MHAKIT_SEED", "-3"),
+                                         ("MHAKIT_SUBMISSION_SECONDS", "nan")])
+def test_a_value_of_the_wrong_form_is_one_line_that_names_its_variable(name, value):
+    with pytest.raises(ValueError, match=f"^{name}=") as raised:
+        settings({name: value})
+    assert "\n" not in str(raised.value)
+
+
+def test_pass_on_sets_what_the_next_process_reads(monkeypatch):
+    for name in ("MHAKIT_EXERCISE", "MHAKIT_ALLOW_UNCONFINED", "MHAKIT_WARNED"):
+        monkeypatch.delenv(name, raising=False)
+    pass_on(exercise="/x/ex", allow_unconfined=True, warned=True)
+    assert os.environ["MHAKIT_ALLOW_UNCONFINED"] == "1" and os.environ["MHAKIT_WARNED"] == "1"
+    assert settings() == Settings(exercise="/x/ex", allow_unconfined=True, warned=True)
+
+
+def test_no_other_module_reads_an_mhakit_variable_itself():
+    """Only the story's plots, which ship to students without this module, read one."""
+    reading = re.compile(r"(environ(\.get)?\s*[\[(]|getenv\()\s*[\"']MHAKIT_")
+    readers = sorted(str(path.relative_to(KIT)) for path in KIT.rglob("*.py")
+                     if reading.search(path.read_text(encoding="utf-8")))
+    assert readers == ["exercises/mha/shipped/plots.py"]
