@@ -314,7 +314,12 @@ def main(argv=None):
     from ..exercise import load
     from ..settings import pass_on, settings
 
-    folder = args.exercise or settings().exercise
+    try:
+        given = settings()  # a malformed MHAKIT_* variable: one line, before any work
+    except ValueError as error:
+        print(f"mhakit: {error}", file=sys.stderr)
+        return 2
+    folder = args.exercise or given.exercise
     if folder:
         try:
             load(folder)

@@ -3,6 +3,7 @@ folder, bad input, the language option. (mhakit demo: test_demo.py.)"""
 
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -38,6 +39,12 @@ def test_one_notebook_prints_a_results_json(course):
     assert result["extra_data"]["seed"] == 5
     assert all(t["name"].split(":")[0] in CSV_COLUMNS for t in result["tests"])
     assert "confinement:" not in done.stderr  # said only when asked (--verbose)
+
+
+def test_a_malformed_setting_is_one_line_before_any_work(tmp_path):
+    done = mhakit("grade", str(tmp_path), env=dict(os.environ, MHAKIT_CALL_SECONDS="soon"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == "mhakit: MHAKIT_CALL_SECONDS='soon' is not a number"
 
 
 def test_verbose_says_on_stderr_how_the_confinement_was_chosen(course):
