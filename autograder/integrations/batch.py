@@ -308,9 +308,9 @@ def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
 
 def failure(status, reason, seed=None):
     """The result of a student who could not be graded: zero, a status and the reason."""
-    result = unreadable(one_line(reason, 500), seed)
-    result["extra_data"]["status"] = Status(status).value
-    if Status(status) is not Status.UNREADABLE:
+    status, result = Status(status), unreadable(one_line(reason, 500), seed)
+    result["extra_data"]["status"] = status.value
+    if status is not Status.UNREADABLE:
         result["output"] = f"mha-kit could not grade this submission: {one_line(reason, 500)}"
     return clean(result)
 

@@ -8,7 +8,6 @@ each test is one check, and its failure message is the check's feedback. The see
 the hidden inputs is ``MHAKIT_SEED`` when it is set, else a fresh one.
 """
 
-
 import numpy as np
 import pytest
 

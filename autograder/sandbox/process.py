@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from ..selfcheck import inert_ipython
-from ..settings import settings
 from ..selfcheck.wording import say
+from ..settings import settings
 from . import cgroups, confinement
 from .child.runtime import pack, unpack_arrays
 
@@ -59,8 +59,8 @@ class ChildProcess:
             self.uid_lease = confinement.UIDS.lend()
             self.uid = self.uid_lease[0]
         folder = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
-        config = confinement.child_plan(self.mode, limits, confinement.child_environment(), folder,
-                                        pool_uid=self.uid, cgroup=self.cgroup)
+        config = confinement.child_plan(self.mode, limits, confinement.child_environment(),
+                                        folder, pool_uid=self.uid, cgroup=self.cgroup)
         self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
         self.layers += [f"not built here: {problem}"
                         for problem in dict.fromkeys(confinement.PROBLEMS)]
@@ -291,8 +291,8 @@ class Zygote:
             [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),
              str(here / "launcher.py"), ",".join(warm), INERT_IPYTHON_FILE],
-            pass_fds=[theirs.fileno()], env=confinement.child_environment(), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            pass_fds=[theirs.fileno()], env=confinement.child_environment(),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.socket, self.lock = ours, threading.Lock()
 
@@ -324,6 +324,8 @@ class Zygote:
 # others do not keeps a spare of each kind. Each is filed with the key it was made for.
 _SPARES = {}
 _SPARE_LOCK = threading.Lock()
+
+
 def _knobs():
     """The settings that change how a child is made: a spare made under others is not used."""
     given = settings()
