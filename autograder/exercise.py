@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from .settings import settings
+from .settings import exercise_folder, settings
 
 BUILT_IN = Path(__file__).resolve().with_name("exercises")
 DEFAULT = "mha"
@@ -319,7 +319,7 @@ def load(folder=None):
 
 def current():
     """The exercise this process grades and builds (``MHAKIT_EXERCISE``, else the kit's)."""
-    return _current(settings().exercise)
+    return _current(exercise_folder())
 
 
 @lru_cache(maxsize=8)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.settings import Settings, pass_on, settings
+from autograder.settings import Settings, exercise_folder, pass_on, settings
 
 KIT = Path(__file__).resolve().parent.parent / "autograder"
 
@@ -29,6 +29,12 @@ def test_each_variable_reads_into_its_field():
                              allow_unconfined=True, warned=True, call_seconds=1.5,
                              cell_seconds=2.0, submission_seconds=30.0, memory_mb=512,
                              submission="nb.ipynb", seed=7)
+
+
+@pytest.mark.parametrize("environ", [{}, {"MHAKIT_EXERCISE": ""}, {"MHAKIT_EXERCISE": "/x/ex"}])
+def test_the_exercise_alone_reads_as_the_settings_read_it(environ):
+    # exercise.current() reads only this one, for speed: it must not disagree.
+    assert exercise_folder(environ) == settings(environ).exercise
 
 
 @pytest.mark.parametrize("name, value", [("MHAKIT_CALL_SECONDS", "soon"),
