@@ -59,8 +59,14 @@ def join_cgroup(config):
     """Move this process (still root, not yet jailed) into the submission's cgroup;
     whatever it starts later is born there and cannot leave it."""
     for procs in config.get("cgroup_procs") or ():
-        with open(procs, "w", encoding="ascii") as handle:
-            handle.write("0")
+        # A bare descriptor: a first text-mode open() in a freshly forked process wakes
+        # Python's io and codec machinery, and copying the pages it touches cost about
+        # 1 ms per child, as much as the rest of its confinement.
+        fd = os.open(procs, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
 
 
 def hold_sigterm():

@@ -30,6 +30,15 @@ def _call(result, what):
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
+def _write(path, text):
+    # Not open(): see launcher.join_cgroup (Python's io, first woken in a forked child).
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
 def mount(source, target, fstype, flags, data=None):
     _call(LIBC.mount(source and source.encode(), target.encode(), fstype and fstype.encode(),
                      flags, data and data.encode()), f"mount {target}")
@@ -44,8 +53,7 @@ def enter(user):
     if user:
         for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
                            ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as handle:
-                handle.write(text)
+            _write(f"/proc/self/{name}", text)
 
 
 def bind_read_only(source, target):
@@ -53,7 +61,7 @@ def bind_read_only(source, target):
         os.makedirs(target, exist_ok=True)
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        open(target, "a").close()
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
     mount(source, target, None, MS_BIND | MS_REC)
     kept = os.statvfs(source).f_flag & KEPT_FLAGS
     mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | kept)
