@@ -19,6 +19,7 @@ count. A loop over a literal tuple, a range of a constant, or a condition such a
 """
 
 import ast
+import re
 
 from ..selfcheck.imports import parsed
 from ..selfcheck.wording import pick
@@ -28,6 +29,7 @@ LABEL = {"zh": "写法提示（不扣分）：", "en": "Style note (no points): 
 COUNT, SHAPE, ARRAY, PIECES, WALK = "count", "shape", "array", "pieces", "walk"
 WALKED = (ARRAY, PIECES, WALK)  # what a loop over heads or the batch iterates
 RANGES = ("range", "arange")
+LOOP_WORD = re.compile(r"(?:for|while)\b")  # no \b before: "[1for h in ...]" is a loop
 PASSING_ON = ("enumerate", "zip", "reversed", "list", "tuple", "iter", "sorted")
 SPLITS = ("split", "array_split", "hsplit", "vsplit", "dsplit")
 NOT_SIZES = ("ndim", "dtype", "itemsize")  # numbers an array has that are no axis's length
@@ -201,9 +203,13 @@ def style_notes(cells, exercise, language="zh"):
             continue
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name in hints:
-                defined[node.name] = node  # a later cell's definition wins, as when run
+                # A later cell's definition wins, as when run. Every loop spells its
+                # keyword: a cell without one needs no search (most answers are loopless).
+                defined[node.name] = node if LOOP_WORD.search(source) else None
     notes = {}
     for name, function in defined.items():
+        if function is None:
+            continue
         try:
             lines = sorted(set(loop_lines(function, vocabulary)))
         except RecursionError:  # an expression nested deeper than the reading goes

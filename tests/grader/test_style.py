@@ -88,6 +88,9 @@ LOOPS_OVER_HEADS_OR_BATCH = {
     while h < num_heads:
         h += 1
 """, 3),
+    "a comprehension whose for follows a digit": ("""def split_heads(X, num_heads):
+    return [1for h in range(num_heads)]
+""", 2),
     "the batch axis through a walrus": ("""def softmax(x, axis=-1):
     if (n := len(x)) > 0:
         for i in range(n):
@@ -142,6 +145,7 @@ def _noted(source, exercise=EXERCISE, language="en"):
     return style_notes([("answer", source)], exercise, language)
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # "1for": valid, and warned about
 @pytest.mark.parametrize("what", sorted(LOOPS_OVER_HEADS_OR_BATCH))
 def test_a_loop_over_heads_or_batch_items_gets_a_note_on_its_line(what):
     source, line = LOOPS_OVER_HEADS_OR_BATCH[what]
@@ -160,6 +164,15 @@ def test_the_reference_gets_no_note_read_from_its_source():
     source = (REPO / "solutions" / "mha.py").read_text(encoding="utf-8")
     assert _noted(source) == {}
     assert _noted(source + "\n" + LOOPING_SPLIT) != {}  # a later definition still counts
+
+
+def test_a_later_definition_without_a_loop_replaces_one_with_a_loop():
+    # Cells without a loop keyword are not searched, but their definitions still count.
+    looping, _ = LOOPS_OVER_HEADS_OR_BATCH["range of the head count"]
+    plain = "def split_heads(X, num_heads):\n    return X\n"
+    cells = [("a", looping), ("b", plain)]
+    assert style_notes(cells, EXERCISE, "en") == {}
+    assert list(style_notes(cells[::-1], EXERCISE, "en")) == ["split_heads"]
 
 
 def test_the_head_count_is_the_exercise_s_word():
