@@ -99,7 +99,7 @@ def _prepared_for(seed, exercise):
     batches = []
     for positions in batch_groups(plans, reference):
         calls = [call for position in positions for call in plans[position]]
-        batches.append((positions, EncodedBatch(calls, reference)))
+        batches.append((positions, EncodedBatch(calls, reference, shared=True)))
     return plans, batches
 
 

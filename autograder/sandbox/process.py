@@ -23,6 +23,7 @@ from ..selfcheck.wording import say
 from ..settings import settings
 from . import cgroups, confinement
 from .child.runtime import pack, unpack_arrays
+from .shared_inputs import memory_file
 
 RUNTIME_SOURCE = (Path(__file__).parent / "child" / "runtime.py").read_text(encoding="utf-8")
 INERT_IPYTHON_FILE = inert_ipython.__file__  # what every child is sent as IPython
@@ -65,6 +66,8 @@ class ChildProcess:
         self.layers += [f"not built here: {problem}"
                         for problem in dict.fromkeys(confinement.PROBLEMS)]
         zygote = Zygote.shared(limits.packages, warm)
+        # The batches this child holds already, decoded by the zygote before it forked.
+        self.zygote, self.preloaded = zygote, frozenset(zygote.preloaded if zygote else ())
         try:
             if zygote is not None:
                 self.process = zygote.spawn(config, fds)
@@ -90,6 +93,12 @@ class ChildProcess:
             raise
         theirs.close()
         self.channel.setblocking(False)  # see send_bytes
+
+    def preload_for_later(self, key, data):
+        """Have the zygote decode the batch message ``data`` once, for every child it
+        forks from now on (they are then sent ``key`` instead, see child/runtime.py)."""
+        if self.zygote is not None and key not in self.zygote.preloaded:
+            self.zygote.preload(key, data)
 
     def _folder(self, path):
         self.folders.append(Path(path))
@@ -295,6 +304,7 @@ class Zygote:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.socket, self.lock = ours, threading.Lock()
+        self.preloaded = set()
 
     @classmethod
     def shared(cls, packages=("numpy",), warm=()):
@@ -306,6 +316,21 @@ class Zygote:
             if zygote is None or zygote.process.poll() is not None:
                 zygote = cls._shared[kind] = cls(*kind)
             return zygote
+
+    def preload(self, key, data):
+        """Send the zygote a batch to decode once; every child it forks later holds it.
+        A zygote that could not is simply not asked to fork with it."""
+        fd = memory_file(data, sealed=True)
+        try:
+            with self.lock:
+                socket.send_fds(self.socket, [json.dumps({"op": "preload", "key": key}).encode()],
+                                [fd])
+                reply = self.socket.recv(4096)
+        finally:
+            os.close(fd)
+        held = json.loads(reply).get("held") if reply else None
+        if isinstance(held, list):  # what it holds now, as it may have let the oldest go
+            self.preloaded = set(held)
 
     def spawn(self, config, fds):
         with self.lock:

@@ -6,6 +6,7 @@ plain arrays. Everything the child sends is data: JSON, and the raw bytes of arr
 plain numeric dtypes.
 """
 
+import hashlib
 import inspect
 import os
 import struct
@@ -239,7 +240,8 @@ class IsolatedStudent:
         progress = BatchProgress()
         try:
             deadline, _ = self._deadline()
-            self.child.send_bytes(encoded.message(todo), deadline, inputs.fds + [progress.fd])
+            self.child.send_bytes(self._batch_message(encoded, todo), deadline,
+                                  inputs.fds + [progress.fd])
             for waiting, index in enumerate(todo):
                 header, returned = self._serve_until_done(calls[index])
                 outcomes[index] = _outcome(header, returned)
@@ -266,6 +268,18 @@ class IsolatedStudent:
             inputs.close()
             progress.close()
         return len(calls)
+
+    def _batch_message(self, encoded, todo):
+        """The batch request: only its key when the child's zygote decoded it before the
+        fork; else the whole of it, and the zygote decodes it for the children to come."""
+        if not encoded.shared:  # a call of its own (a diagnosis): sent as it is
+            return encoded.message(todo)
+        if encoded.key in self.child.preloaded:
+            whole = len(todo) == len(encoded.requests)
+            return pack({"op": "batch", "preloaded": encoded.key,
+                         "todo": None if whole else list(todo)})
+        self.child.preload_for_later(encoded.key, encoded.message(range(len(encoded.requests))))
+        return encoded.message(todo)
 
     def _serve_until_done(self, call):
         """Read the reply to ``call``, answering its stand-ins on the way. Every message
@@ -361,13 +375,23 @@ class EncodedBatch:
     per batch and seed; only the memory files are made afresh for each child.
     """
 
-    def __init__(self, calls, reference=None):
+    def __init__(self, calls, reference=None, shared=False):
+        self.shared = shared  # sent to every submission's child: worth preloading
         self.params = {name: parameters_of(f) for name, f in (reference or {}).items()}
         self.arrays = []  # the sealed answers' bytes
         self.inputs = InputLayout(calls)
         self.requests = [self._request(call, specs)
                          for call, specs in zip(calls, self.inputs.specs)]
         self._whole = None
+        self._key = None
+
+    @property
+    def key(self):
+        """Names this batch's whole message (a digest of its bytes)."""
+        if self._key is None:
+            whole = self.message(range(len(self.requests)))
+            self._key = hashlib.sha256(whole).hexdigest()[:32]
+        return self._key
 
     def _request(self, call, specs):
         if call.variable:

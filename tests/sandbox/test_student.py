@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from autograder.sandbox import IsolatedStudent, Limits
-from autograder.sandbox.student import PlannedCall
+from autograder.sandbox.process import ChildProcess
+from autograder.sandbox.student import EncodedBatch, PlannedCall
 from tests.mha_exercise import EXERCISE
 
 PINGING = ("import time\n"
@@ -73,6 +74,28 @@ def test_the_call_that_hangs_or_dies_is_blamed_not_the_one_awaited(stuck, said):
     assert said in outcomes[4].error and "softmax" in outcomes[4].error
     assert outcomes[6].value == 2.0
     assert len(student.crashes) == 1
+
+
+def test_a_batch_every_submission_gets_is_decoded_once_and_later_children_get_its_key(
+        monkeypatch):
+    sent = []  # (child, bytes) of every batch request
+    send = ChildProcess.send_bytes
+    monkeypatch.setattr(ChildProcess, "send_bytes", lambda self, data, deadline=None, fds=(): (
+        sent.append((self, len(data))) if fds else None, send(self, data, deadline, fds))[1])
+    calls = _calls_around_a_stuck_one()
+    shared = EncodedBatch(calls, EXERCISE.reference, shared=True)
+    cells = [("a", QUICK_THEN_STUCK.replace("{stuck}", "os._exit(3)"))]
+    for _ in range(3):  # the zygote decodes it during the first; a spare was forked before
+        sent.clear()
+        with IsolatedStudent(cells, EXERCISE.reference, Limits(call_seconds=5)) as student:
+            outcomes = student.run_calls(calls, shared)
+        # The same answers, the crash blamed as before, and what the crash left unanswered
+        # asked again of a fresh child: by the key and the calls' places, in a few bytes.
+        assert [o.status for o in outcomes] == ["returned"] * 4 + ["crashed"] * 2 + ["returned"]
+        assert [o.value for o in outcomes[:3]] == [0.0, 2.0, 4.0] and outcomes[6].value == 2.0
+        assert len({child for child, _ in sent}) == 2
+    assert [size < 200 for _, size in sent] == [True, True], sent
+    assert len(shared.message(range(len(calls)))) > 2000
 
 
 def test_a_false_word_on_its_progress_blames_only_the_call_awaited():

@@ -12,6 +12,8 @@ length and its bytes. A batch's inputs arrive instead in memory files whose desc
 ride on the batch's first byte: one the child may write (the parent reads it back to see
 whether a call changed its inputs) and one sealed against writing (read-only inputs).
 
+A batch that the zygote holds decoded already (see preload) is named by its key instead.
+
 A batch's replies are held back and sent together, a function's run of calls or a few
 milliseconds' worth at a time, since a message each would cost both processes more than
 most calls do. So that the parent still knows which call did not answer when the child
@@ -160,6 +162,41 @@ def pack(header, arrays=()):
     if arrays:
         message += frame(b"".join(np.ascontiguousarray(a).tobytes() for a in arrays))
     return message
+
+
+def unpack_message(data):
+    """(header, arrays) of one whole message as ``pack`` made it, from its bytes."""
+    (size,) = struct.unpack_from(">Q", data, 0)
+    header = _unpatched(json.loads, bytes(data[8:8 + size]).decode("utf-8"))
+    layout, rest = header.get("arrays") or [], 8 + size
+    if not layout:
+        return header, []
+    (length,) = struct.unpack_from(">Q", data, rest)
+    return header, unpack_arrays(layout, bytes(data[rest + 8:rest + 8 + length]))
+
+
+# Whole batches that the zygote decoded once, by their key (see preload): a child forked
+# after that is sent the key, and neither reads nor parses the batch again (about 1.5 ms
+# of a child's CPU, the JSON of 168 calls and their sealed answers).
+PRELOADED = {}
+PRELOADED_KEPT = 8
+
+
+def preload(key, data):
+    """In the zygote: keep the batch message ``data`` decoded, for every child forked later."""
+    PRELOADED[key] = unpack_message(data)
+    while len(PRELOADED) > PRELOADED_KEPT:
+        del PRELOADED[next(iter(PRELOADED))]
+
+
+def preloaded(request):
+    """The (header, arrays) of a batch that names a preloaded one: its calls at ``todo``
+    (all of them when there is none)."""
+    header, arrays = PRELOADED[request["preloaded"]]
+    todo = request.get("todo")
+    if todo is not None:
+        header = dict(header, calls=[header["calls"][index] for index in todo])
+    return header, arrays
 
 
 def unpack_arrays(layout, data):
@@ -488,6 +525,8 @@ class Child:
             if op == "load":
                 self.load(request)
             elif op == "batch":
+                if "preloaded" in request:
+                    request, arrays = preloaded(request)
                 self.batch(request, arrays)
             else:
                 return

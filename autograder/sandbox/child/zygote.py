@@ -12,6 +12,10 @@ there and confines itself layer by layer (launcher.confine), then serves. When B
 exit status onto the socket, so the grader can say what happened, and exits. The zygote
 reaps A. The zygote exits when the grader closes its control socket.
 
+The grader may also send the zygote a batch of calls that every submission gets (in a
+sealed memory file): the zygote decodes it once, and the children it forks afterwards
+are sent only its key (see runtime.preload).
+
 Without namespaces A tells the zygote B's pid, and the zygote tells the grader both: there
 B may run as the grader's own user and could kill A, so the grader must be able to end B.
 On SIGTERM, A kills B (in the namespaces, B is PID 1 of its own: all it started dies too).
@@ -77,6 +81,18 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
         os._exit(0)
 
 
+def read_file(fd):
+    """The whole content of a memory file the grader sent."""
+    size, chunks = os.fstat(fd).st_size, []
+    while size > 0:
+        chunk = os.pread(fd, size, sum(map(len, chunks)))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 def serve(control, runtime, launcher):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters are reaped automatically
     while True:
@@ -87,6 +103,16 @@ def serve(control, runtime, launcher):
         if not message:
             return  # the grader is gone
         config = json.loads(message)
+        if config.get("op") == "preload":  # a batch for the children forked from now on
+            try:
+                runtime.preload(config["key"], read_file(fds[0]))
+                answer = {"held": list(runtime.PRELOADED)}  # the oldest may have gone
+            except Exception as error:  # noqa: BLE001 - the grader sends the batch itself
+                answer = {"error": type(error).__name__}
+            for fd in fds:
+                os.close(fd)
+            control.send(json.dumps(answer).encode())
+            continue
         # B's pid matters only without namespaces (there B is PID 1 of its namespace and
         # cannot kill A); waiting for it costs a fork's time, so only there.
         report_r, report_w = os.pipe() if not config["namespaces"] else (None, None)
