@@ -76,7 +76,8 @@ def _cell_imports_small(source):
 
 
 def _cell_imports(source):
-    tree = parsed(source)
+    # Every import statement spells the keyword: most cells have none, and need no walk.
+    tree = parsed(source) if "import" in source else None
     if tree is None:
         return []
     top = {id(node) for node in tree.body}
