@@ -29,7 +29,7 @@ from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, g
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
 from ..selfcheck.wording import LANGUAGES
-from .report import status_line, write_report
+from .report import import_plotting_meanwhile, status_line, write_report
 
 
 def csv_columns():
@@ -238,6 +238,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                       f"grade (seed {run_seed})")
     for student, reason in found.problems.items():
         results[student] = failure(Status.UNREADABLE, reason, run_seed)
+    import_plotting_meanwhile()
     try:
         with Progress("[progress.description]{task.description}", BarColumn(),
                       MofNCompleteColumn(), TimeRemainingColumn(), console=console,

@@ -5,6 +5,7 @@ terminal gets the same histogram as text.
 """
 
 import csv
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -122,12 +123,30 @@ def _cell(text):
     return one_line(text).replace("|", "\\|")
 
 
-def _plot(histogram, path):
+def import_plotting():
+    """matplotlib's pyplot, on the Agg backend; None where it is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:  # the report still has its text histogram
+        return None
+    return plt
+
+
+def import_plotting_meanwhile():
+    """Start importing pyplot (0.4 s) in a thread, while the grading processes start:
+    a class's report is written when the last notebook is graded, and would otherwise
+    wait for this import then."""
+    thread = threading.Thread(target=import_plotting, name="mhakit-import-pyplot",
+                              daemon=True)
+    thread.start()
+    return thread
+
+
+def _plot(histogram, path):
+    plt = import_plotting()
+    if plt is None:
         return None
     figure, ax = plt.subplots(figsize=(6, 3), layout="constrained")
     ax.bar([f"{low:g}–{high:g}" for low, high, _ in histogram], [c for _, _, c in histogram],
