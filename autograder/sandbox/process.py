@@ -97,8 +97,9 @@ class ChildProcess:
     def preload_for_later(self, key, data):
         """Have the zygote decode the batch message ``data`` once, for every child it
         forks from now on (they are then sent ``key`` instead, see child/runtime.py)."""
-        if self.zygote is not None and key not in self.zygote.preloaded:
-            self.zygote.preload(key, data)
+        zygote = self.zygote
+        if zygote is not None and key not in zygote.preloaded and key not in zygote.refused:
+            zygote.preload(key, data)
 
     def _folder(self, path):
         self.folders.append(Path(path))
@@ -304,7 +305,7 @@ class Zygote:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.socket, self.lock = ours, threading.Lock()
-        self.preloaded = set()
+        self.preloaded, self.refused = set(), set()
 
     @classmethod
     def shared(cls, packages=("numpy",), warm=()):
@@ -331,6 +332,8 @@ class Zygote:
         held = json.loads(reply).get("held") if reply else None
         if isinstance(held, list):  # what it holds now, as it may have let the oldest go
             self.preloaded = set(held)
+        else:
+            self.refused.add(key)  # not asked again: its children are sent the batch
 
     def spawn(self, config, fds):
         with self.lock:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from autograder.sandbox import IsolatedStudent, Limits
-from autograder.sandbox.process import ChildProcess
+from autograder.sandbox.process import ChildProcess, Zygote
 from autograder.sandbox.student import EncodedBatch, PlannedCall
 from tests.mha_exercise import EXERCISE
 
@@ -96,6 +96,16 @@ def test_a_batch_every_submission_gets_is_decoded_once_and_later_children_get_it
         assert len({child for child, _ in sent}) == 2
     assert [size < 200 for _, size in sent] == [True, True], sent
     assert len(shared.message(range(len(calls)))) > 2000
+
+
+def test_a_batch_the_zygote_could_not_decode_is_not_sent_to_it_again():
+    zygote = Zygote.shared(EXERCISE.student_imports)
+    zygote.preload("not-a-batch", b"\0" * 7)  # shorter than a frame's length
+    assert "not-a-batch" in zygote.refused and "not-a-batch" not in zygote.preloaded
+    calls = [PlannedCall("dot_product", (np.ones(2), np.ones(2)))]
+    with IsolatedStudent([("a", QUICK_THEN_STUCK)], EXERCISE.reference) as student:
+        assert student.run_calls(calls)[0].value == 2.0  # and it forks children still
+    assert Zygote.shared(EXERCISE.student_imports) is zygote
 
 
 def test_a_false_word_on_its_progress_blames_only_the_call_awaited():
