@@ -66,11 +66,11 @@ class ChildProcess:
         self.layers += [f"not built here: {problem}"
                         for problem in dict.fromkeys(confinement.PROBLEMS)]
         zygote = Zygote.shared(limits.packages, warm)
-        # The batches this child holds already, decoded by the zygote before it forked.
-        self.zygote, self.preloaded = zygote, frozenset(zygote.preloaded if zygote else ())
+        self.zygote, self.preloaded = zygote, frozenset()
         try:
             if zygote is not None:
-                self.process = zygote.spawn(config, fds)
+                # And the batches it holds already, decoded by the zygote before the fork.
+                self.process, self.preloaded = zygote.spawn(config, fds)
                 self.layers.append("forked from a warm parent that has imported only "
                                    + ", ".join(("numpy",) + tuple(warm)))
                 child = self.process.child
@@ -336,14 +336,16 @@ class Zygote:
             self.refused.add(key)  # not asked again: its children are sent the batch
 
     def spawn(self, config, fds):
+        """(the child, the keys of the batches it holds: what the zygote held at the fork)."""
         with self.lock:
             socket.send_fds(self.socket, [json.dumps(config).encode()], list(fds))
             reply = self.socket.recv(4096)
+            held = frozenset(self.preloaded)
         if not reply:
             raise OSError("the zygote is gone")
         answer = json.loads(reply)
         child = answer.get("child")
-        return ZygoteChild(int(answer["pid"]), int(child) if child is not None else None)
+        return ZygoteChild(int(answer["pid"]), int(child) if child is not None else None), held
 
 
 # ------------------------------------------------------------ a spare child, ready

@@ -278,7 +278,10 @@ class IsolatedStudent:
             whole = len(todo) == len(encoded.requests)
             return pack({"op": "batch", "preloaded": encoded.key,
                          "todo": None if whole else list(todo)})
-        self.child.preload_for_later(encoded.key, encoded.message(range(len(encoded.requests))))
+        encoded.times_sent += 1
+        if encoded.times_sent > 1:  # not a plan of one notebook's own (nbgrader's seeds)
+            self.child.preload_for_later(encoded.key,
+                                         encoded.message(range(len(encoded.requests))))
         return encoded.message(todo)
 
     def _serve_until_done(self, call):
@@ -377,6 +380,7 @@ class EncodedBatch:
 
     def __init__(self, calls, reference=None, shared=False):
         self.shared = shared  # sent to every submission's child: worth preloading
+        self.times_sent = 0  # whole, to a child that did not hold it
         self.params = {name: parameters_of(f) for name, f in (reference or {}).items()}
         self.arrays = []  # the sealed answers' bytes
         self.inputs = InputLayout(calls)

@@ -85,7 +85,9 @@ def test_a_batch_every_submission_gets_is_decoded_once_and_later_children_get_it
     calls = _calls_around_a_stuck_one()
     shared = EncodedBatch(calls, EXERCISE.reference, shared=True)
     cells = [("a", QUICK_THEN_STUCK.replace("{stuck}", "os._exit(3)"))]
-    for _ in range(3):  # the zygote decodes it during the first; a spare was forked before
+    # Sent whole twice (a plan of one notebook's own is never preloaded), then decoded by
+    # the zygote; the spares forked before that still get it whole.
+    for _ in range(3):
         sent.clear()
         with IsolatedStudent(cells, EXERCISE.reference, Limits(call_seconds=5)) as student:
             outcomes = student.run_calls(calls, shared)
