@@ -292,6 +292,7 @@ print(json.dumps(space["ROUTE"]))
 """
 
 
+@pytest.mark.serial  # unconfined, it signals every process and fills /tmp
 def test_unconfined_the_same_attacks_get_through(tmp_path, course, listeners):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
