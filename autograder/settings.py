@@ -70,8 +70,8 @@ def settings(environ=None):
 
 def exercise_folder(environ=None):
     """MHAKIT_EXERCISE alone. ``exercise.current()`` asks for it for every line of every
-    result's feedback, where reading all the settings each time cost a class of 1000
-    about 2 s of the main process's CPU."""
+    result's feedback (about 80 per notebook): reading all the settings each time, 13 µs
+    against this one's 0.7 µs, cost a class of 1000 about 1 s of the main process's CPU."""
     env = os.environ if environ is None else environ
     return env.get("MHAKIT_EXERCISE") or None
 

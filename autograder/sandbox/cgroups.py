@@ -118,8 +118,8 @@ def _kill(pid, fd=None):
 
 def _until_ended(fds, deadline):
     """Wait until every process of ``fds`` (pidfds) has ended, or the deadline: a pidfd
-    turns readable when its process ends. (Sleeping in steps instead cost the grading
-    process about 1 ms per child, in which a core often sat idle.)"""
+    turns readable when its process ends, so this waits as long as they take and no
+    longer (about 1.3 ms for a child's last process, on this project's machine)."""
     waiting = select.poll()
     for fd in fds:
         waiting.register(fd, select.POLLIN)
@@ -181,9 +181,9 @@ class SubmissionCgroup:
             ending = _held(left)
             stuck, before = left == before, left  # listed still after they all ended?
             try:
-                # Version 1, or a version 2 kernel without cgroup.kill. Through the pidfd
-                # of a process still listed after it was opened: never a process that
-                # took the number of one that ended meanwhile.
+                # What cgroup.kill did not end (version 1 has none). Through the pidfd of
+                # a process still listed after it was opened: never a process that took
+                # the number of one that ended meanwhile.
                 listed = self.pids()
                 for pid, fd in ending.items():
                     if fd is None:
