@@ -327,6 +327,8 @@ class Zygote:
                 socket.send_fds(self.socket, [json.dumps({"op": "preload", "key": key}).encode()],
                                 [fd])
                 reply = self.socket.recv(4096)
+        except OSError:  # the zygote is gone: the next spawn says so, and starts another
+            reply = b""
         finally:
             os.close(fd)
         held = json.loads(reply).get("held") if reply else None

@@ -110,6 +110,18 @@ def test_a_batch_the_zygote_could_not_decode_is_not_sent_to_it_again():
     assert Zygote.shared(EXERCISE.student_imports) is zygote
 
 
+def test_a_zygote_gone_before_a_preload_costs_the_grading_nothing():
+    zygote = Zygote.shared(EXERCISE.student_imports)
+    zygote.process.kill()
+    zygote.process.wait()
+    zygote.preload("any", b"\0" * 16)  # no error: the batch goes whole to its children
+    assert "any" in zygote.refused
+    calls = [PlannedCall("dot_product", (np.ones(2), np.ones(2)))]
+    with IsolatedStudent([("a", QUICK_THEN_STUCK)], EXERCISE.reference) as student:
+        assert student.run_calls(calls)[0].value == 2.0  # from a zygote started afresh
+    assert Zygote.shared(EXERCISE.student_imports) is not zygote
+
+
 def test_a_false_word_on_its_progress_blames_only_the_call_awaited():
     calls = _calls_around_a_stuck_one()
     liar = QUICK_THEN_STUCK.replace("{stuck}", (
