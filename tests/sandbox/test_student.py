@@ -78,10 +78,15 @@ def test_the_call_that_hangs_or_dies_is_blamed_not_the_one_awaited(stuck, said):
 
 def test_a_batch_every_submission_gets_is_decoded_once_and_later_children_get_its_key(
         monkeypatch):
-    sent = []  # (child, bytes) of every batch request
+    sent = []  # (child, bytes) of every batch request: the messages that carry files
     send = ChildProcess.send_bytes
-    monkeypatch.setattr(ChildProcess, "send_bytes", lambda self, data, deadline=None, fds=(): (
-        sent.append((self, len(data))) if fds else None, send(self, data, deadline, fds))[1])
+
+    def counting(child, data, deadline=None, fds=()):
+        if fds:
+            sent.append((child, len(data)))
+        return send(child, data, deadline, fds)
+
+    monkeypatch.setattr(ChildProcess, "send_bytes", counting)
     calls = _calls_around_a_stuck_one()
     shared = EncodedBatch(calls, EXERCISE.reference, shared=True)
     cells = [("a", QUICK_THEN_STUCK.replace("{stuck}", "os._exit(3)"))]
