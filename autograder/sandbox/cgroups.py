@@ -184,19 +184,20 @@ class SubmissionCgroup:
                 # What cgroup.kill did not end (version 1 has none). Through the pidfd of
                 # a process still listed after it was opened: never a process that took
                 # the number of one that ended meanwhile.
-                listed = self.pids()
+                listed, signalled = self.pids(), []
                 for pid, fd in ending.items():
                     if fd is None:
                         _kill(pid)
                     elif pid in listed:
                         _kill(pid, fd)
+                        signalled.append(fd)
                 if time.monotonic() > deadline:
                     return False
                 if stuck or None in ending.values():
                     time.sleep(pause)  # no pidfd here: look again a little later
                     pause = min(pause * 2, 0.05)
-                else:
-                    _until_ended(list(ending.values()), deadline)
+                else:  # not a process that only took an ended one's number
+                    _until_ended(signalled, deadline)
             finally:
                 for fd in ending.values():
                     if fd is not None:
