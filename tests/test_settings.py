@@ -31,10 +31,11 @@ def test_each_variable_reads_into_its_field():
                              submission="nb.ipynb", seed=7)
 
 
-@pytest.mark.parametrize("environ", [{}, {"MHAKIT_EXERCISE": ""}, {"MHAKIT_EXERCISE": "/x/ex"}])
-def test_the_exercise_alone_reads_as_the_settings_read_it(environ):
-    # exercise.current() reads only this one, for speed: it must not disagree.
-    assert exercise_folder(environ) == settings(environ).exercise
+@pytest.mark.parametrize("environ, folder", [({}, None), ({"MHAKIT_EXERCISE": ""}, None),
+                                             ({"MHAKIT_EXERCISE": "/x/ex"}, "/x/ex")])
+def test_the_exercise_alone_reads_as_the_settings_read_it(environ, folder):
+    # exercise.current() reads only this one, for speed: unset and empty mean the kit's.
+    assert exercise_folder(environ) == folder == settings(environ).exercise
 
 
 @pytest.mark.parametrize("name, value", [("MHAKIT_CALL_SECONDS", "soon"),

@@ -201,11 +201,12 @@ def style_notes(cells, exercise, language="zh"):
         tree = parsed(source)  # the import notes read the same trees
         if tree is None:
             continue
+        # Every loop spells its keyword: a cell without one needs no search (most answers
+        # are loopless), but its definitions still replace earlier ones.
+        loops = LOOP_WORD.search(source) is not None
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name in hints:
-                # A later cell's definition wins, as when run. Every loop spells its
-                # keyword: a cell without one needs no search (most answers are loopless).
-                defined[node.name] = node if LOOP_WORD.search(source) else None
+                defined[node.name] = node if loops else None  # the later wins, as when run
     notes = {}
     for name, function in defined.items():
         if function is None:

@@ -280,8 +280,7 @@ class IsolatedStudent:
                          "todo": None if whole else list(todo)})
         encoded.times_sent += 1
         if encoded.times_sent > 1:  # not a plan of one notebook's own (nbgrader's seeds)
-            self.child.preload_for_later(encoded.key,
-                                         encoded.message(range(len(encoded.requests))))
+            self.child.preload_for_later(encoded.key, encoded.whole_message())
         return encoded.message(todo)
 
     def _serve_until_done(self, call):
@@ -393,9 +392,11 @@ class EncodedBatch:
     def key(self):
         """Names this batch's whole message (a digest of its bytes)."""
         if self._key is None:
-            whole = self.message(range(len(self.requests)))
-            self._key = hashlib.sha256(whole).hexdigest()[:32]
+            self._key = hashlib.sha256(self.whole_message()).hexdigest()[:32]
         return self._key
+
+    def whole_message(self):
+        return self.message(range(len(self.requests)))
 
     def _request(self, call, specs):
         if call.variable:

@@ -83,13 +83,13 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
 
 def read_file(fd):
     """The whole content of a memory file the grader sent."""
-    size, chunks = os.fstat(fd).st_size, []
-    while size > 0:
-        chunk = os.pread(fd, size, sum(map(len, chunks)))
+    size, chunks, offset = os.fstat(fd).st_size, [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
         if not chunk:
             break
         chunks.append(chunk)
-        size -= len(chunk)
+        offset += len(chunk)
     return b"".join(chunks)
 
 
