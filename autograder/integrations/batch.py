@@ -29,7 +29,7 @@ from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, g
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
 from ..selfcheck.wording import LANGUAGES
-from .report import import_plotting_meanwhile, status_line, write_report
+from .report import status_line, write_report
 
 
 def csv_columns():
@@ -38,7 +38,7 @@ def csv_columns():
 
 
 # Files the batch writes next to the students' folders: no student's folder may take them.
-RESERVED = {"grades.csv", "report.md", "checks.csv", "mistakes.csv", "scores.png"}
+RESERVED = {"grades.csv", "report.md", "checks.csv", "mistakes.csv", "scores.svg"}
 
 
 @dataclass
@@ -238,7 +238,6 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                       f"grade (seed {run_seed})")
     for student, reason in found.problems.items():
         results[student] = failure(Status.UNREADABLE, reason, run_seed)
-    import_plotting_meanwhile()
     try:
         with Progress("[progress.description]{task.description}", BarColumn(),
                       MofNCompleteColumn(), TimeRemainingColumn(), console=console,

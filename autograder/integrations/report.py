@@ -1,13 +1,13 @@
 """The class at a glance, after grading: which checks fail most, and how scores spread.
 
-Written next to the results as ``report.md``, ``checks.csv`` and ``scores.png``. The
-terminal gets the same histogram as text.
+Written next to the results as ``report.md``, ``checks.csv``, ``mistakes.csv`` and
+``scores.svg``. The terminal gets the same histogram as text.
 """
 
 import csv
-import threading
 from collections import Counter
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 from ..exercise import current
 from ..grader.result import Status, status_of
@@ -54,8 +54,7 @@ def text_histogram(histogram, width=40):
 
 
 def write_report(results, out):
-    """Write report.md, checks.csv, mistakes.csv and (with matplotlib) scores.png;
-    return report.md."""
+    """Write report.md, checks.csv, mistakes.csv and scores.svg; return report.md."""
     out = Path(out)
     failures = check_failures(results)
     histogram = score_histogram(results)
@@ -68,14 +67,13 @@ def write_report(results, out):
         writer = csv.writer(handle)
         writer.writerow(["mistake", "students", "failed_checks"])
         writer.writerows(mistakes)
-    picture = _plot(histogram, out / "scores.png")
+    (out / "scores.svg").write_text(histogram_svg(histogram), encoding="utf-8")
     scores = sorted(result["score"] for result in results.values())
     lines = [f"# Class report: {len(results)} submissions", "",
              f"Median score {scores[len(scores) // 2]:g}, lowest {scores[0]:g}, "
              f"highest {scores[-1]:g} (auto-graded points out of {current().total:g}).", "",
-             "## Score distribution", "", "```", text_histogram(histogram), "```", ""]
-    if picture:
-        lines += ["![score distribution](scores.png)", ""]
+             "## Score distribution", "", "```", text_histogram(histogram), "```", "",
+             "![score distribution](scores.svg)", ""]
     odd = needs_a_look(results)
     if odd:
         lines += ["## Submissions that need a look", "",
@@ -123,37 +121,48 @@ def _cell(text):
     return one_line(text).replace("|", "\\|")
 
 
-def import_plotting():
-    """matplotlib's pyplot, on the Agg backend; None where it is not installed."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # the report still has its text histogram
-        return None
-    return plt
+# The chart's geometry, in SVG user units (pixels at 100%).
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 600, 300, 56, 12, 14, 70
 
 
-def import_plotting_meanwhile():
-    """Start importing pyplot (0.4 s) in a thread, while the grading processes start:
-    a class's report is written when the last notebook is graded, and would otherwise
-    wait for this import then."""
-    thread = threading.Thread(target=import_plotting, name="mhakit-import-pyplot",
-                              daemon=True)
-    thread.start()
-    return thread
+def histogram_svg(histogram):
+    """The score histogram as a bar chart in SVG. Drawn here rather than with matplotlib,
+    whose import and PNG rendering cost a whole second of every run, most of a small one."""
+    top = max((count for _, _, count in histogram), default=0) or 1
+    plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    slot = plot_width / len(histogram)
+    base = TOP + plot_height
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+             f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="11">',
+             '<rect width="100%" height="100%" fill="white"/>']
+    for step in _ticks(top):
+        y = base - plot_height * step / top
+        parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" '
+                     'stroke="#dddddd"/>')
+        parts.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{step}</text>')
+    for index, (low, high, count) in enumerate(histogram):
+        x, height = LEFT + index * slot, plot_height * count / top
+        parts.append(f'<rect class="bar" x="{x + slot * 0.1:.1f}" y="{base - height:.1f}" '
+                     f'width="{slot * 0.8:.1f}" height="{height:.1f}" fill="#4c72b0">'
+                     f'<title>{low:g}–{high:g}: {count}</title></rect>')
+        centre = x + slot / 2
+        parts.append(f'<text x="{centre:.1f}" y="{base + 14}" text-anchor="end" '
+                     f'transform="rotate(-45 {centre:.1f} {base + 14})">'
+                     f'{escape(f"{low:g}–{high:g}")}</text>')
+    parts += [f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}" stroke="black"/>',
+              f'<text x="{LEFT + plot_width / 2:.1f}" y="{HEIGHT - 6}" text-anchor="middle">'
+              'auto-graded score</text>',
+              f'<text transform="translate(14 {TOP + plot_height / 2:.1f}) rotate(-90)" '
+              'text-anchor="middle">submissions</text>', "</svg>"]
+    return "\n".join(parts) + "\n"
 
 
-def _plot(histogram, path):
-    plt = import_plotting()
-    if plt is None:
-        return None
-    figure, ax = plt.subplots(figsize=(6, 3), layout="constrained")
-    ax.bar([f"{low:g}–{high:g}" for low, high, _ in histogram], [c for _, _, c in histogram],
-           color="#4c72b0")
-    ax.set_xlabel("auto-graded score")
-    ax.set_ylabel("submissions")
-    ax.tick_params(axis="x", labelrotation=45)
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+def _ticks(top):
+    """Whole-number gridlines from 0 to ``top``, at most six: a step of 1, 2 or 5 times a
+    power of ten."""
+    scale = 1
+    while True:
+        for step in (scale, 2 * scale, 5 * scale):
+            if top // step <= 5:
+                return range(0, top + 1, step)
+        scale *= 10
