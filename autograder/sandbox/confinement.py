@@ -50,6 +50,7 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
@@ -665,9 +666,7 @@ PROBED = {}  # mode: what its probe child could still do (bind TCP, signal the g
 def chosen_mode(limits):
     """The strongest mode whose probe child could not reach the course, once per process.
     Raises Unconfined when none could and the risk was not accepted."""
-    if "mode" not in _CHOSEN:
-        _CHOSEN["mode"] = _first_that_confines(limits)
-    mode = _CHOSEN["mode"]
+    mode = _probed_mode(limits)
     if mode is not None:
         return mode
     if sys.platform == "linux" and not settings().allow_unconfined:
@@ -676,6 +675,36 @@ def chosen_mode(limits):
         pass_on(warned=True)
         LOG.warning(unconfined_message(accepted=True))
     return "plain"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What one process learned by probing: the mode its children run in (None: none
+    confines), what each mode's probe child could still do, and why stronger modes were
+    not built. A class run probes once, in its main process, and hands this to its
+    grading workers (adopt), which run on the same machine as the same user."""
+    mode: str | None
+    probed: dict
+    problems: tuple
+
+
+def choice(limits):
+    """This process's Choice, probing first if it has not."""
+    return Choice(_probed_mode(limits), dict(PROBED), tuple(PROBLEMS))
+
+
+def adopt(taken):
+    """Take another process's Choice instead of probing (a grading worker's start)."""
+    _CHOSEN["mode"] = taken.mode
+    PROBED.clear()
+    PROBED.update(taken.probed)
+    PROBLEMS[:] = taken.problems
+
+
+def _probed_mode(limits):
+    if "mode" not in _CHOSEN:
+        _CHOSEN["mode"] = _first_that_confines(limits)
+    return _CHOSEN["mode"]
 
 
 def _first_that_confines(limits):

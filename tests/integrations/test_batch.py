@@ -291,3 +291,34 @@ def sandbox_processes():
         if UID_BASE <= uid < UID_BASE + 10_000:
             found.append(status.parent.name)
     return found
+
+
+PROBED_ONCE = """
+import json, sys
+from dataclasses import replace
+from autograder.exercise import current
+from autograder.integrations.batch import grade_folder
+from autograder.sandbox import Limits, confinement
+
+if __name__ == "__main__":
+    current()
+    probed = confinement.choice(Limits())
+    facts = dict(probed.probed.get(probed.mode) or {})
+    facts["tried"] = list(facts.get("tried") or []) + ["what only the main process heard"]
+    confinement.adopt(replace(probed, probed={**probed.probed, probed.mode: facts}))
+    results = grade_folder(sys.argv[1], sys.argv[2], seed=3, jobs=2, quiet=True)
+    print(json.dumps({student: r["extra_data"]["isolation"] for student, r in results.items()}))
+"""
+
+
+def test_the_grading_workers_take_the_main_process_probe_and_do_not_probe_again(course,
+                                                                                 tmp_path):
+    """A worker that probed for itself would describe its own probe child's refusals,
+    without the line that only the main process's (edited) choice holds."""
+    done = subprocess.run([sys.executable, "-c", PROBED_ONCE, str(course / "submitted"),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    isolation = json.loads(done.stdout)
+    assert len(isolation) >= 4
+    for student, layers in isolation.items():
+        assert any("what only the main process heard" in layer for layer in layers), student
