@@ -26,6 +26,7 @@ from ..exercise import current
 from ..phases import WRITING, Stopwatch, added
 from ..sandbox import confinement
 from ..sandbox.limits import Limits
+from ..sandbox.process import start_class_worker
 from ..grader.result import Status, status_of
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
                               unreadable)
@@ -379,10 +380,11 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
     # GIL. Each worker keeps its own warm zygote and plans its checks once.
     context = multiprocessing.get_context("forkserver")
     # The workers take this process's probe of the confinement rather than each probing
-    # again (about 0.2 s of CPU each, at the start of every run). The exercise loads first,
-    # so that the probe child tries to read its reference too, as in the doors' gate.
+    # again (about 0.2 s of CPU each, at the start of every run), and end their children
+    # in the background. The exercise loads first, so that the probe child tries to read
+    # its reference too, as in the doors' gate.
     current()
-    start = {"mp_context": context, "initializer": confinement.adopt,
+    start = {"mp_context": context, "initializer": start_class_worker,
              "initargs": (confinement.choice(Limits()),)}
     broken = []
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, **start) as pool:

@@ -22,7 +22,7 @@ from ..selfcheck.notebook import INERT_IPYTHON, PREAMBLE
 from ..selfcheck.wording import say
 from .child.runtime import call_material, decode, encode, pack, seal_id, xor_stream
 from .limits import Limits
-from .process import MAX_REPLY, ChildGone, take_child
+from .process import ENDINGS, MAX_REPLY, ChildGone, take_child
 from .sanitize import numbers_of, student_text
 from .shared_inputs import InputLayout, memory_file
 from .stand_ins import recorded_answer, request_bytes
@@ -113,7 +113,7 @@ class IsolatedStudent:
     def close(self):
         if self.child is not None:
             with phase(TEARDOWN):
-                self.child.close()
+                ENDINGS.end(self.child)
             self.child = None
 
     @property

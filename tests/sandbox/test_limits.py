@@ -160,6 +160,31 @@ def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, mo
     assert not target.exists()
 
 
+def test_nothing_of_a_class_outlives_a_class_run(tmp_path):
+    """A class run's workers end their children in the background (process.Teardown):
+    still, when `mhakit grade` exits, every process of every submission has ended."""
+    need(JAILED, "jail")
+    submitted = tmp_path / "submitted"
+    targets = []
+    for number in range(3):
+        folder = submitted / f"ghost{number}" / "mha"
+        folder.mkdir(parents=True)
+        targets.append(tmp_path / f"written-after-grading-{number}.txt")
+        (folder / "mha.ipynb").write_bytes(
+            Attack("limits", edits={"answer_split_heads": outlive(targets[-1])}).make())
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder.integrations.cli", "grade", str(submitted),
+         "--out", str(tmp_path / "out"), "--seed", "3", "--jobs", "2", "--json"],
+        capture_output=True, text=True, timeout=600, cwd=REPO,
+        env=dict(os.environ, MHAKIT_CALL_SECONDS="2"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    assert {s: r["extra_data"]["parts"]["split_heads"] for s, r in results.items()} == {
+        f"ghost{n}": 0.0 for n in range(3)}
+    assert not named("mhakit-ghost"), "a process of the class outlived its run"
+    assert not any(target.exists() for target in targets)
+
+
 PLAIN_GRADING = """
 import json, sys
 from pathlib import Path
