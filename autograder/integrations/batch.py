@@ -1,17 +1,14 @@
 """Grading a folder of submissions: discovery, parallel grading, results on disk."""
 
-import csv
 import json
 import math
 import multiprocessing
 import os
 import secrets
-import tempfile
-import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich import box
@@ -21,9 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import __version__
-from .feedback import feedback_html, feedback_markdown, feedback_parts
+from . import sinks
 from ..exercise import current
-from ..phases import WRITING, Stopwatch, added
+from ..phases import WRITING, Stopwatch
 from ..sandbox import confinement
 from ..sandbox.limits import Limits
 from ..sandbox.process import start_class_worker
@@ -32,16 +29,11 @@ from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, g
                               unreadable)
 from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
 from ..selfcheck.wording import LANGUAGES
-from .report import status_line, write_report
-
-
-def csv_columns():
-    """grades.csv's columns: the student, the total, each part of the exercise, the status."""
-    return ("student", "total") + current().parts + ("status",)
-
+from .sink import Run, Taken
+from .sinks.grades_csv import csv_columns, grade_row
 
 # Files the batch writes next to the students' folders: no student's folder may take them.
-RESERVED = {"grades.csv", "report.md", "checks.csv", "mistakes.csv", "scores.svg"}
+RESERVED = sinks.RESERVED
 
 
 @dataclass
@@ -172,24 +164,10 @@ def find_submissions(folder):
     return discover(folder).paths
 
 
-def write_feedback(folder, student, result):
-    """feedback.md and feedback.html next to the student's results.json."""
-    parts = feedback_parts(result)
-    write_atomically(folder / "feedback.md", feedback_markdown(student, result, parts))
-    write_atomically(folder / "feedback.html", feedback_html(student, result, parts))
-
-
-def write_atomically(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
-
-
 def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, dask=None,
                  gradebook=None, language=None):
-    """Grade every submission; write <out>/<student>/results.json, grades.csv and a report.
+    """Grade every submission, and hand each result to the sinks (sinks/): by default
+    <out>/<student>/results.json and feedback, then grades.csv, a report and timing.json.
 
     A result already on disk is kept when it is for the same notebook, graded by the
     same graders and kit version (and the same seed, when one is given): a run that was
@@ -235,7 +213,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     for student, reason in (book.excluded.items() if book else ()):
         notes[student].append(reason)
     console = Console(stderr=True)
-    watch, graded_now = Stopwatch(), []  # the parent's own phase: writing what comes back
+    watch = Stopwatch()  # the parent's own phase: writing what comes back
+    places = sinks.for_run(Run(out, book, "dask" if dask else jobs, watch))
     if results and not quiet:
         console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
                       f"grade (seed {run_seed})")
@@ -247,56 +226,38 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
                       disable=quiet) as progress:
             task = progress.add_task("grading", total=len(todo))
             for student, result, cells in graded(todo, run_seed, jobs, dask, book, language):
-                result = with_notes(result, notes.get(student))
-                results[student] = result
-                graded_now.append(result)
                 watch.enter(WRITING)
-                try:
-                    write_atomically(out / student / "results.json",
-                                     json.dumps(result, indent=1))
-                    write_feedback(out / student, student, result)
-                    if book is not None and student not in book.excluded:
-                        book.record(student, todo[student], result, cells)
-                except Exception as error:  # noqa: BLE001 - one student's files, not the class
-                    results[student] = with_notes(failure(
-                        Status.FAILED, f"its results could not be written "
-                        f"({type(error).__name__}: {error})", run_seed), notes.get(student))
+                results[student] = _into(places, Taken(student, with_notes(
+                    result, notes.get(student)), "graded", todo[student], cells), run_seed)
                 watch.leave()
                 progress.advance(task)
         for student in sorted(set(results) - set(todo)):
-            results[student] = with_notes(results[student], notes.get(student))
-            if student in found.problems:
-                write_atomically(out / student / "results.json",
-                                 json.dumps(results[student], indent=1))
-                write_feedback(out / student, student, results[student])
+            how = "found" if student in found.problems else "kept"
+            results[student] = _into(places, Taken(
+                student, with_notes(results[student], notes.get(student)), how,
+                submissions.get(student)), run_seed)
         if book is not None:
             _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, language)
-            # Kept results may predate the gradebook's last change.
-            for student in sorted(set(results) - set(todo)):
-                if student in submissions and student not in book.excluded:
-                    book.record(student, submissions[student], results[student])
     finally:
         if book is not None:
             book.close()
-    write_grades_csv(out / "grades.csv", results)
-    write_report(results, out)
-    write_timing(out / "timing.json", graded_now, watch, "dask" if dask else jobs)
+    for place in places:
+        place.finish(results)
     return dict(sorted(results.items()))
 
 
-def write_timing(path, graded_now, watch, jobs):
-    """timing.json: how long this run took, and where the time went, added up over the
-    notebooks it graded (each result's seconds, see phases.py) and the writing here."""
-    phases = added(result["extra_data"].get("seconds") for result in graded_now)
-    phases[WRITING] += watch.seconds.get(WRITING, 0.0)
-    count = len(graded_now)
-    write_atomically(path, json.dumps({
-        "notebooks": count, "jobs": jobs or os.cpu_count() or 1,
-        "wall_seconds": round(time.perf_counter() - watch.started, 4),
-        "seconds": {name: round(value, 4) for name, value in phases.items()},
-        "seconds_per_notebook": {name: round(value / count, 5) if count else 0.0
-                                 for name, value in phases.items()},
-    }, indent=1))
+def _into(places, taken, seed):
+    """Hand one student's final result to every sink; the result as the run keeps it. A
+    student whose result could not be written is not graded, and the later sinks say so."""
+    for place in places:
+        try:
+            place.take(taken)
+        except Exception as error:  # noqa: BLE001 - one student's files, not the class
+            taken = replace(taken, result=with_notes(failure(
+                Status.FAILED, f"its results could not be written "
+                f"({type(error).__name__}: {error})", seed), taken.result["extra_data"].get(
+                    "batch_notes")))
+    return taken.result
 
 
 def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
@@ -472,24 +433,6 @@ def well_formed(result):
             and extra.get("language", "zh") in LANGUAGES
             and isinstance(extra.get("style", {}), dict)
             and all(isinstance(v, str) for v in extra.get("style", {}).values()))
-
-
-def grade_row(student, result):
-    parts = result["extra_data"]["parts"]
-    row = {"student": student, "total": f"{result['score']:g}", "status": status_line(result)}
-    row.update({part: f"{parts.get(part, 0):g}" for part in current().parts})
-    return row
-
-
-def write_grades_csv(path, results):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, newline="",
-                                     encoding="utf-8", suffix=".tmp") as handle:
-        writer = csv.DictWriter(handle, fieldnames=csv_columns())
-        writer.writeheader()
-        for student in sorted(results):
-            writer.writerow(grade_row(student, results[student]))
-    os.replace(handle.name, path)
 
 
 def short_headers():

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from autograder.integrations.batch import csv_columns
+from autograder.integrations.sinks.grades_csv import csv_columns
 from autograder.integrations.cli import main, ungraded_line, unwritable_folder
 
 CSV_COLUMNS = csv_columns()
