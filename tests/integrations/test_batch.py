@@ -26,7 +26,6 @@ MHAKIT = [sys.executable, "-m", "autograder.integrations.cli", "grade"]
 HONEST = ("ann", "ben", "cleo")
 NOT_UTF8 = b"frank\xff"   # a folder name that is not UTF-8
 SHOWN = "frank\\xff"      # how the kit shows it
-JAILED = jail_works(Limits())
 
 
 def _list_metadata(notebook):
@@ -236,6 +235,9 @@ def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
 
 
 @pytest.mark.slow
+# It looks for every process of the sandbox's uids on the machine: alone, or another test's
+# children are taken for ones the killed run left.
+@pytest.mark.serial
 def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(course, tmp_path):
     import json
     import signal
@@ -263,7 +265,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
     assert 3 <= len(finished) < 12, "the run should have been killed halfway"
     for path in finished:  # atomic writes: every result on disk is whole
         assert json.loads(path.read_text(encoding="utf-8"))["score"] == 100
-    if JAILED:  # the children die with the grader: no process of a sandbox uid is left
+    if jail_works(Limits()):  # the children die with the grader: no process of a sandbox uid is left
         from autograder.sandbox.process import close_spare
 
         close_spare()  # this test process's own spare child, which the killed run never had

@@ -98,9 +98,6 @@ def test_modules_imported_late_still_load_in_the_child(reference_answers):
 
 # ------------------------------------------------ where no mode confines the child
 
-JAILED = jail_works(Limits())
-
-
 GRADE_ONE = ("import json, sys; from autograder.grader.grading import grade_notebook; "
              "r = grade_notebook(sys.argv[1], seed=1); "
              "print(json.dumps([r['score'], r['extra_data']]))")
@@ -130,7 +127,7 @@ def test_unconfined_grading_is_refused_unless_the_risk_is_accepted(tmp_path):
 @pytest.mark.skipif(not os.environ.get("CI"), reason="CI runs as root on Linux; elsewhere "
                     "the jail may rightly be unavailable")
 def test_in_ci_the_jail_is_in_force():
-    assert JAILED, f"the jail could not be built: {PROBLEMS}"
+    assert jail_works(Limits()), f"the jail could not be built: {PROBLEMS}"
 
 
 def test_a_uid_given_back_is_lent_again_without_a_search(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ cgroup the grader made, and whether any of them is still alive afterwards. In CI
 cgroup v1) the tests that need the jail or a cgroup fail when either is missing.
 """
 
+import functools
 import json
 import os
 import subprocess
@@ -27,21 +28,25 @@ from tests.attacks.on_limits import hogs, outlive
 pytestmark = pytest.mark.serial
 
 IN_CI = bool(os.environ.get("CI"))
-JAILED = confinement.jail_works(Limits())
 FULL = {name: float(sum(p)) for name, p in POINTS.items()}
 FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _cgroup_works():
+def jailed():
+    return confinement.jail_works(Limits())
+
+
+@functools.cache
+def cgroup_works():
+    """Probed when a test first asks, never while pytest collects."""
+    if os.environ.get("MHAKIT_CGROUP") == "0":
+        return False
     made = cgroups.create(16 << 20, 4)
     if made is None:
         return False
     made.remove()
     return True
-
-
-CGROUP = _cgroup_works() if os.environ.get("MHAKIT_CGROUP") != "0" else False
 
 
 def need(present, what):
@@ -118,8 +123,8 @@ def notebook(tmp_path, **edits):
 # --- memory -----------------------------------------------------------------------------
 
 def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
-    need(JAILED, "jail")
-    need(CGROUP, "cgroup with memory and pids controllers")
+    need(jailed(), "jail")
+    need(cgroup_works(), "cgroup with memory and pids controllers")
     limit = 1024 << 20
     monkeypatch.setenv("MHAKIT_MEMORY_MB", str(limit >> 20))
     peaks = []
@@ -149,7 +154,7 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
 # --- lifetime ---------------------------------------------------------------------------
 
 def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, monkeypatch):
-    need(JAILED, "jail")
+    need(jailed(), "jail")
     monkeypatch.setenv("MHAKIT_CALL_SECONDS", "2")
     target = tmp_path / "written-after-grading.txt"
     result = grade_notebook(notebook(tmp_path, answer_split_heads=outlive(target)), seed=3)
@@ -163,7 +168,7 @@ def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, mo
 def test_nothing_of_a_class_outlives_a_class_run(tmp_path):
     """A class run's workers end their children in the background (process.Teardown):
     still, when `mhakit grade` exits, every process of every submission has ended."""
-    need(JAILED, "jail")
+    need(jailed(), "jail")
     submitted = tmp_path / "submitted"
     targets = []
     for number in range(3):
@@ -227,7 +232,7 @@ def grade_plainly(path, mode, **env):
 def test_under_the_graders_uid_nothing_outlives_grading_or_writes_after_it(tmp_path, cgroup,
                                                                           mode):
     if cgroup == "with a cgroup":
-        need(CGROUP or os.geteuid() != 0, "cgroup with memory and pids controllers")
+        need(cgroup_works() or os.geteuid() != 0, "cgroup with memory and pids controllers")
     target = tmp_path / "written-after-grading.txt"
     path = notebook(tmp_path, answer_split_heads=outlive(target))
     seen = grade_plainly(path, mode, **({"MHAKIT_CGROUP": "0"} if cgroup == "without" else {}))
@@ -260,7 +265,7 @@ def test_the_result_names_the_process_limits_that_held(tmp_path):
     result = grade_notebook(notebook(tmp_path), seed=3)
     layers = result["extra_data"]["isolation"]
     assert result["score"] == 100
-    if CGROUP:
+    if cgroup_works():
         assert any(layer.startswith("cgroup v") and "processes for the whole submission"
                    in layer for layer in layers), layers
     else:
