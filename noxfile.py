@@ -17,8 +17,9 @@ PYTEST = (sys.executable, "-m", "pytest")
 
 @nox.session
 def lint(session):
-    """ruff, with pyproject.toml's rules."""
+    """ruff and mypy, with pyproject.toml's rules."""
     session.run(sys.executable, "-m", "ruff", "check", ".")
+    session.run(sys.executable, "-m", "mypy")
 
 
 @nox.session

@@ -85,7 +85,7 @@ class Function:
     # ((axis parameter, the array parameter it is an axis of), ...): a stand-in call
     # with -1 and one with ndim - 1 mean the same
     axes: tuple = ()
-    items: Items = None  # how it works item by item, if it does (see Items)
+    items: Items | None = None  # how it works item by item, if it does (see Items)
 
     @property
     def total(self):
@@ -276,7 +276,7 @@ def loaded():
     return [_load(folder) for folder in _LOADED]
 
 
-_LOADED = []
+_LOADED: list = []
 
 
 @lru_cache(maxsize=None)

@@ -1,5 +1,5 @@
-"""The house rules that a tool can check: the linter, as pyproject.toml configures it
-([tool.ruff]), and one place for the version."""
+"""The house rules that a tool can check: the linter and the type checker, as
+pyproject.toml configures them ([tool.ruff], [tool.mypy]), and one place for the version."""
 
 import subprocess
 import sys
@@ -14,6 +14,13 @@ def test_ruff_finds_nothing_and_every_noqa_stops_something():
                           capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "All checks passed" in done.stdout
+
+
+def test_mypy_finds_nothing_in_the_grader_and_the_sandbox():
+    done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "Success: no issues found" in done.stdout
 
 
 def test_the_version_is_written_once():

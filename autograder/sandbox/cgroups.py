@@ -30,7 +30,7 @@ from pathlib import Path
 from ..settings import settings
 
 PREFIX = "mhakit"
-PROBLEM = []  # why no cgroup could be made here, when none could
+PROBLEM: list[str] = []  # why no cgroup could be made here, when none could
 _COUNTER = itertools.count()
 _STATE = {"works": None}
 _LOCK = threading.Lock()

@@ -127,7 +127,7 @@ class UidPool:
 
 
 UIDS = UidPool()
-LEFT_BEHIND = []  # uid leases and cgroups that still held a process when grading ended
+LEFT_BEHIND: list = []  # uid leases and cgroups that still held a process when grading ended
 
 
 def processes_of_uid(uid):
@@ -658,9 +658,9 @@ def candidates():
     return ["jail", "userns", "uid", "landlock"] if os.geteuid() == 0 else ["userns", "landlock"]
 
 
-_CHOSEN = {}
-PROBLEMS = []  # why each stronger mode did not count here
-PROBED = {}  # mode: what its probe child could still do (bind TCP, signal the grader)
+_CHOSEN: dict[str, str | None] = {}
+PROBLEMS: list[str] = []  # why each stronger mode did not count here
+PROBED: dict[str, dict] = {}  # mode: what its probe child could still do (bind TCP, signal the grader)
 
 
 def chosen_mode(limits):

@@ -17,7 +17,7 @@ from ..settings import settings
 
 KIT = Path(__file__).resolve().parents[1]
 NBGRADER_EXCHANGE = Path("/usr/local/share/nbgrader/exchange")  # nbgrader's default, in /usr
-_TOLD = {"paths": [], "sentinels": []}
+_TOLD: dict[str, list] = {"paths": [], "sentinels": []}
 
 
 def hide(*paths, sentinels=()):

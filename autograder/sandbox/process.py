@@ -293,7 +293,8 @@ class Zygote:
     too, one per such set of modules.
     """
 
-    _shared, _lock = {}, threading.Lock()
+    _shared: dict = {}
+    _lock = threading.Lock()
 
     def __init__(self, packages, warm=()):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -356,7 +357,7 @@ class Zygote:
 
 # One spare per set of warm modules (see Zygote): a class where some submissions plot and
 # others do not keeps a spare of each kind. Each is filed with the key it was made for.
-_SPARES = {}
+_SPARES: dict = {}
 _SPARE_LOCK = threading.Lock()
 
 

@@ -12,6 +12,7 @@ student's code in another process. The checks cannot tell the difference.
 import contextlib
 import contextvars
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,7 @@ class Check:
     name: str
     points: float
     tier: str
-    run: callable = field(repr=False)
+    run: Callable = field(repr=False)
     name_zh: str = ""  # the Chinese of ``name``; ``name`` itself stays the stable id
 
     def title(self, chosen=None):

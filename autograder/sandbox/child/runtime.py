@@ -51,7 +51,7 @@ def _own_copy(module):
 # through the modules themselves: a patch changes the student's own environment, as it
 # would in a kernel, and not how the runtime reads requests and writes replies. (This
 # must come before the first def: a function keeps the builtins its module had then.)
-__builtins__ = dict(vars(builtins))
+__builtins__ = dict(vars(builtins))  # type: ignore[assignment]  # a dict serves, as Python allows
 np, json, struct, os, socket, mmap, math, hashlib, types = map(_own_copy, (
     numpy, json, struct, os, socket, mmap, math, hashlib, types))
 _BUILTINS = vars(builtins)  # the real ones, which the student's code shares
@@ -178,7 +178,7 @@ def unpack_message(data):
 # Whole batches that the zygote decoded once, by their key (see preload): a child forked
 # after that is sent the key, and neither reads nor parses the batch again (about 1.5 ms
 # of a child's CPU, the JSON of 168 calls and their sealed answers).
-PRELOADED = {}
+PRELOADED: dict = {}
 PRELOADED_KEPT = 8
 
 
@@ -362,7 +362,7 @@ def describe(error):
 
 
 INERT_IPYTHON_NAME = "<IPython.display>"
-_COMPILED = {}  # the inert IPython's text -> its code, compiled in the zygote for every child
+_COMPILED: dict = {}  # the inert IPython's text -> its code, compiled in the zygote for every child
 
 
 def precompile(source):

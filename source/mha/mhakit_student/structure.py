@@ -77,7 +77,7 @@ class Structure:
     """
 
     sizes: object = None
-    divisor: dict = None
+    divisor: dict | None = None
     core: object = None
     axes: object = None
     regions: object = None

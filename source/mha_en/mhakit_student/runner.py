@@ -280,8 +280,8 @@ def main(argv=None):
         print(f"cannot read {argv[0]}: {error}", file=sys.stderr)
         return 2
     namespace = {"__name__": "__student__"}
-    for cell_id, error in run_cells(cells, namespace).items():
-        print(f"cell {cell_id} did not run: {short(error)}", file=sys.stderr)
+    for cell_id, problem in run_cells(cells, namespace).items():
+        print(f"cell {cell_id} did not run: {short(problem)}", file=sys.stderr)
     rows = [(name, NOT_DEFINED if status == NOT_RUN else status, detail)
             for name, status, detail in summarize(public_results(student_of(namespace,
                                                                             saved=True)))]
