@@ -660,7 +660,8 @@ def candidates():
 
 _CHOSEN: dict[str, str | None] = {}
 PROBLEMS: list[str] = []  # why each stronger mode did not count here
-PROBED: dict[str, dict] = {}  # mode: what its probe child could still do (bind TCP, signal the grader)
+# mode: what its probe child could still do (bind TCP, signal the grader)
+PROBED: dict[str, dict] = {}
 
 
 def chosen_mode(limits):

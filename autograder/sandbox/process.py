@@ -415,7 +415,7 @@ class Teardown:
     """Where a graded submission's child is ended. By default here and now, so that
     grading a notebook returns with every process of the submission gone. A class run's
     grading worker ends them in a thread of its own instead (``in_background``), while it
-    reads and starts the next submission: waiting for each end took about 5% of a class's
+    reads and starts the next submission: waiting for each end took 3 to 5% of a class's
     wall time. Such a worker still ends the last of them before it exits."""
 
     def __init__(self):

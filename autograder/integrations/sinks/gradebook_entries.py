@@ -10,6 +10,7 @@ class GradebookEntries:
         self.book = book
 
     def take(self, taken):
+        # Kept results too: they may predate the gradebook's last change.
         if taken.notebook is not None and taken.student not in self.book.excluded:
             self.book.record(taken.student, taken.notebook, taken.result, taken.cells)
 
