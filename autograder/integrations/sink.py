@@ -38,6 +38,20 @@ class Sink(Protocol):
     def finish(self, results: dict) -> None: ...
 
 
+class WholeClass:
+    """A sink that writes once, from the whole class, into ``out``, and takes no result
+    on its own."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def take(self, taken):
+        pass
+
+    def finish(self, results):
+        raise NotImplementedError
+
+
 def write_atomically(path, text):
     """``text`` at ``path``, whole or not at all: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,18 +1,13 @@
 """The class report (report.py): report.md, checks.csv, mistakes.csv and scores.svg."""
 
 from ..report import write_report
+from ..sink import WholeClass
 
 ORDER = 40
 FILES = ("report.md", "checks.csv", "mistakes.csv", "scores.svg")
 
 
-class ClassReport:
-    def __init__(self, out):
-        self.out = out
-
-    def take(self, taken):
-        pass
-
+class ClassReport(WholeClass):
     def finish(self, results):
         write_report(results, self.out)
 
