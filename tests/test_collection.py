@@ -2,6 +2,7 @@
 (or makes a cgroup) while pytest imports it. A probe starts a child and takes a fifth of a
 second, and each of the parallel run's processes collects every module."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,8 @@ def test_collecting_the_suite_probes_nothing(tmp_path):
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          "-p", "refuse_probes", str(REPO / "tests")],
         capture_output=True, text=True, timeout=300, cwd=REPO,
-        env={**__import__("os").environ, "PYTHONPATH": str(tmp_path)})
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))))
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     assert "probed while" not in done.stdout + done.stderr
     assert " tests collected" in done.stdout
