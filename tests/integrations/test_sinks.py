@@ -23,7 +23,7 @@ def test_every_module_of_the_package_is_a_sink_that_says_its_files_and_order():
         assert isinstance(module.ORDER, int) and isinstance(module.FILES, tuple), module
         assert callable(module.sink), module
     orders = [module.ORDER for module in sinks.MODULES]
-    assert orders == sorted(orders)
+    assert len(set(orders)) == len(orders)  # no tie left to the modules' names
     assert sinks.MODULES[0].__name__.endswith("student_files")  # first: see _into
 
 

@@ -51,7 +51,8 @@ def _own_copy(module):
 # through the modules themselves: a patch changes the student's own environment, as it
 # would in a kernel, and not how the runtime reads requests and writes replies. (This
 # must come before the first def: a function keeps the builtins its module had then.)
-__builtins__ = dict(vars(builtins))  # type: ignore[assignment]  # a dict serves, as Python allows
+# A dict serves, as Python allows; mypy expects the module.
+__builtins__ = dict(vars(builtins))  # type: ignore[assignment]
 np, json, struct, os, socket, mmap, math, hashlib, types = map(_own_copy, (
     numpy, json, struct, os, socket, mmap, math, hashlib, types))
 _BUILTINS = vars(builtins)  # the real ones, which the student's code shares
@@ -362,7 +363,8 @@ def describe(error):
 
 
 INERT_IPYTHON_NAME = "<IPython.display>"
-_COMPILED: dict = {}  # the inert IPython's text -> its code, compiled in the zygote for every child
+# The inert IPython's text -> its code, compiled in the zygote for every child.
+_COMPILED: dict = {}
 
 
 def precompile(source):
