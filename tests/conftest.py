@@ -10,64 +10,35 @@ import pytest
 from autograder.authoring.build import generate_release, write_source
 from autograder.grader.grading import grade_cells
 from autograder.authoring.sample_class import write_sample_class
+from tests import worker_groups
 from tests.mha_exercise import EXERCISE, sample_answers
 
 REPO = Path(__file__).resolve().parent.parent
-# The session-scoped fixtures that are worth building once per run (see
-# pytest_collection_modifyitems): a browser, a user account and its venv, a venv. The
-# others (a course folder, the sample answers) each worker builds in seconds.
-ONCE_PER_RUN = {"browser", "instructor", "numpy_only_python"}
 ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax",
                 "answer_attention", "answer_split_heads", "answer_concat_heads",
                 "answer_output_projection", "answer_multi_head_attention"] + [
                     f"answer_quiz_{n}" for n in range(1, 7)]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items):
-    """Under pytest-xdist's ``--dist loadgroup`` (pyproject's addopts), the tests that
-    share a module-scoped fixture, or a session-scoped one of ONCE_PER_RUN, go to one
-    worker. Each worker builds its own copy of such a fixture otherwise: the kernel
-    oracle ran every notebook in a kernel twice, and two workers made the same account."""
-    for item, group in shared_fixture_groups(items).items():
-        item.add_marker(pytest.mark.xdist_group(group))
+# A parallel run's groups of tests (tests/worker_groups.py).
+def pytest_configure(config):
+    worker_groups.configure(config)
 
 
-def shared_fixture_groups(items):
-    """{item: its group}: the tests linked, directly or through others, by a fixture they
-    share (module-scoped: within their module; ONCE_PER_RUN: anywhere) are one group,
-    named after the first of those fixtures."""
-    parent = {}
-
-    def root(key):
-        while parent.setdefault(key, key) != key:
-            key = parent[key]
-        return key
-
-    keys_of = {}
-    for item in items:
-        keys = sorted(_shared_fixtures(item))
-        for key in keys:
-            parent[root(key)] = root(keys[0])
-        if keys:
-            keys_of[item] = keys[0]
-    names = {}
-    for key in sorted(parent):
-        names.setdefault(root(key), key)
-    return {item: names[root(key)] for item, key in keys_of.items()}
+def pytest_unconfigure(config):
+    worker_groups.unconfigure(config)
 
 
-def _shared_fixtures(item):
-    info = getattr(item, "_fixtureinfo", None)  # doctests and the like have none
-    for name in getattr(item, "fixturenames", ()):
-        definitions = info.name2fixturedefs.get(name) if info else None
-        if not definitions:
-            continue
-        scope = definitions[-1].scope
-        if scope == "module":  # one per module, even when a conftest defines it
-            yield f"{item.nodeid.split('::')[0]}::{name}"
-        elif scope == "session" and name in ONCE_PER_RUN:
-            yield f"session::{name}"
+def pytest_configure_node(node):
+    worker_groups.configure_node(node)
+
+
+def pytest_collection_modifyitems(config, items):
+    worker_groups.record(config, items)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    return worker_groups.scheduler(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -38,7 +38,9 @@ from tests.jupyter_server import free_port, stop
 from tests.mha_exercise import fill, sample_answers
 from tests.test_readme import copy_of_the_repository
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+# Serial: while it runs, the machine's /etc/jupyter holds the hub course's nbgrader config,
+# which every nbgrader command (and the doctor's tests) on the machine would read.
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.serial]
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO / "docs"
