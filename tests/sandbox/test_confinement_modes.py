@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.attacks.corpus import ATTACKS, REPO
-from tests.grader.test_attacks import CALL_SECONDS, expected_parts
+from tests.grader.test_attacks import LIMITS, expected_parts
 
 USER = "mhakit-instructor"
 HOME = Path("/home") / USER
@@ -116,7 +116,7 @@ def grade_corpus(who, python, course, wrapper=(), extra=(), env=None):
     command = [*([python, *wrapper] if wrapper else []), python, "-m", "autograder.integrations.cli",
                "grade", str(folder), "--out", str(out), "--quiet", "--seed", "7", "--fresh",
                "--jobs", "2", *extra]
-    environment = dict(env or {}, MHAKIT_CALL_SECONDS=CALL_SECONDS, LANG="C.UTF-8",
+    environment = dict(env or {}, **LIMITS, LANG="C.UTF-8",
                        PATH="/usr/bin:/bin", HOME=str(HOME))
     done = run(command, user=who, cwd=course, env=environment)
     results = {}
@@ -190,7 +190,7 @@ def test_with_no_layer_at_all_grading_refuses_and_the_override_flags_every_resul
 
 def nbgrader_env(instructor):
     return {"PATH": f"{Path(instructor['python']).parent}:/usr/bin:/bin", "HOME": str(HOME),
-            "LANG": "C.UTF-8", "MHAKIT_CALL_SECONDS": CALL_SECONDS}
+            "LANG": "C.UTF-8", **LIMITS}
 
 
 @pytest.fixture(scope="module")
