@@ -57,5 +57,7 @@ def browser(session):
 
 @nox.session(name="all")
 def everything(session):
-    """Every test, as CI runs them."""
-    session.run(*PYTEST, *session.posargs)
+    """Every test, as CI runs them (the README's test command): on three processes, then,
+    alone, the tests marked serial."""
+    session.run(*PYTEST, "-n", "3", "-m", "not serial", *session.posargs, success_codes=[0, 5])
+    session.run(*PYTEST, "-m", "serial", *session.posargs, success_codes=[0, 5])
