@@ -1,3 +1,4 @@
+import hashlib
 import os
 import shutil
 import stat
@@ -68,14 +69,26 @@ def grade_answers(answers, seed=1, **kwargs):
 
 @pytest.fixture(scope="session")
 def course(tmp_path_factory):
-    """A fresh nbgrader course folder: source, release and the sample class."""
+    """A fresh nbgrader course folder: source, release and the sample class. Shared by the
+    tests of one process, in whatever order a parallel run gives them: a test that writes
+    into it works on a copy, and the run fails at the end if one did not."""
     root = tmp_path_factory.mktemp("course")
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     write_source(EXERCISE, root)
     generate_release(root, "mha_en")
     release = generate_release(root, "mha")
     write_sample_class(EXERCISE, release / "mha.ipynb", root / "submitted")
-    return root
+    before = tree_of(root)
+    yield root
+    changed = sorted(set(before.items()) ^ set(tree_of(root).items()))
+    assert not changed, f"a test changed the shared course: {[name for name, _ in changed][:10]}"
+
+
+def tree_of(root):
+    """{file under ``root``: a digest of its bytes}."""
+    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(root.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts}
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,17 @@ def nbgrader(course, *args):
 
 
 @pytest.fixture(scope="module")
+def course(course, tmp_path_factory):
+    """A copy of the session's course: this module's nbgrader commands write into it
+    (autograded/, feedback/, the gradebook, English submissions beside the Chinese ones),
+    and the other modules read the session's course in whatever order a parallel run
+    gives them. The feedback test read English feedback after this module had run."""
+    copy = tmp_path_factory.mktemp("plugin") / "course"
+    shutil.copytree(course, copy)
+    return copy
+
+
+@pytest.fixture(scope="module")
 def autograded(course):
     nbgrader(course, "autograde", "mha", "--force", "--IsolatedAutograde.seed=11")
     nbgrader(course, "export", "--to", "nbgrader_grades.csv")
