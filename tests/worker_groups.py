@@ -5,8 +5,8 @@ test that needs it. The tests that share such a fixture are one group here, and 
 tests run on one worker, one after the other: the fixture is built once per run. Every
 module-scoped fixture counts, and the session-scoped ones of ONCE_PER_RUN; the others
 (a course folder, the sample answers) each worker builds in seconds. Without the groups,
-three workers ran the kernel oracle's notebooks in kernels three times over, and two
-of them made the instructor's account while the other used it.
+three workers ran the kernel oracle's notebooks in kernels three times over, and one
+worker copied the instructor's course afresh while another graded from it.
 
 xdist's own ``xdist_group`` mark renames each test to carry its group, which pytest 9
 ignores (a test's id comes from ``Node._id``). So each worker writes the groups it
