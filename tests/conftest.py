@@ -30,6 +30,7 @@ def pytest_unconfigure(config):
     worker_groups.unconfigure(config)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's: -p no:xdist leaves it out
 def pytest_configure_node(node):
     worker_groups.configure_node(node)
 
@@ -38,6 +39,7 @@ def pytest_collection_modifyitems(config, items):
     worker_groups.record(config, items)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's: -p no:xdist leaves it out
 def pytest_xdist_make_scheduler(config, log):
     return worker_groups.scheduler(config, log)
 

@@ -96,9 +96,10 @@ def record(config, items):
 
 
 def scheduler(config, log):
-    """With ``--dist loadgroup`` (pyproject's addopts): xdist's scheduler of groups,
-    which takes its groups from the workers' file too."""
-    if config.getoption("dist") != "loadgroup" or GROUPS_FILE not in config.stash:
+    """Under ``-n`` (xdist's ``--dist load``, or ``loadgroup``): xdist's scheduler of
+    groups, which takes its groups from the workers' file too. Another ``--dist`` keeps
+    xdist's own."""
+    if config.getoption("dist") not in ("load", "loadgroup") or GROUPS_FILE not in config.stash:
         return None
     from xdist.scheduler import LoadGroupScheduling
 
