@@ -80,17 +80,18 @@ def course(tmp_path_factory):
     generate_release(root, "mha_en")
     release = generate_release(root, "mha")
     write_sample_class(EXERCISE, release / "mha.ipynb", root / "submitted")
-    before = tree_of(root)
+    before = files_under(root, ".")
     yield root
-    changed = sorted(set(before.items()) ^ set(tree_of(root).items()))
-    assert not changed, f"a test changed the shared course: {[name for name, _ in changed][:10]}"
+    changed = sorted(set(before.items()) ^ set(files_under(root, ".").items()))
+    changed = [name for name, _ in changed if "__pycache__" not in Path(name).parts]
+    assert not changed, f"a test changed the shared course: {changed[:10]}"
 
 
-def tree_of(root):
-    """{file under ``root``: a digest of its bytes}."""
+def files_under(root, *folders):
+    """{file in ``folders`` of ``root``, relative to it: a digest of its bytes}."""
     return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(root.rglob("*"))
-            if path.is_file() and "__pycache__" not in path.parts}
+            for folder in folders for path in sorted((root / folder).rglob("*"))
+            if path.is_file()}
 
 
 @pytest.fixture(scope="session")

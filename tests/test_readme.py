@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import files_under
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -60,14 +62,6 @@ def copy_of_the_repository(target):
         if (REPO / name).is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, target / name)
-
-
-def files_under(root, *folders):
-    import hashlib
-
-    return {str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for folder in folders for path in sorted((root / folder).rglob("*"))
-            if path.is_file()}
 
 
 def play_students(run_as_student, home):
