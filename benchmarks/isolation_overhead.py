@@ -457,19 +457,19 @@ def kit_child_start(limits):
 
 def fresh_command(sandboxed):
     """A fresh interpreter that imports numpy and says so; in bwrap if ``sandboxed``."""
-    from autograder.sandbox import confinement
+    from autograder.sandbox import student_site
 
-    site = confinement.student_site()  # the folder that holds numpy only, as the kit's child has
+    site = student_site.student_site()  # the folder that holds numpy only, as the kit's child has
     code = (f"import sys; sys.path.insert(0, {str(site)!r}); import numpy; "
             "print('ready', flush=True)")
-    python = [str(confinement.PYTHON_BINARY), "-I", "-S", "-c", code]
+    python = [str(student_site.PYTHON_BINARY), "-I", "-S", "-c", code]
     if not sandboxed:
         return python
     command = ["bwrap"]
     for name in ("bin", "lib", "lib64", "sbin"):  # merged /usr: the loader is under /lib64
         if Path(f"/{name}").is_symlink():
             command += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
-    for root in confinement.readable_roots():  # /usr, Python, numpy: what the kit's jail shows
+    for root in student_site.readable_roots():  # /usr, Python, numpy: what the kit's jail shows
         command += ["--ro-bind", root, root]
     return command + ["--dev", "/dev", "--unshare-all", "--die-with-parent", *python]
 

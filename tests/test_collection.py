@@ -30,7 +30,7 @@ def refuse(*args, **kwargs):
     raise RuntimeError("probed while the suite was being collected")
 
 def pytest_configure(config):
-    confinement._first_that_confines = refuse
+    confinement.first_that_confines = refuse
     cgroups.create = refuse
 
 def pytest_collection_finish(session):

@@ -202,9 +202,10 @@ def confinement_finding():
     if refused:
         return Finding("confinement", refused, ok=False, breaks=True)
     mode = confinement.chosen_mode(Limits())
-    tried = (confinement.PROBED.get(mode) or {}).get("tried") or []
+    taken = confinement.choice(Limits())
+    tried = (taken.probed.get(mode) or {}).get("tried") or []
     said = f"; its probe child was refused {', '.join(tried)}" if tried else ""
-    weaker = "; ".join(dict.fromkeys(confinement.PROBLEMS))
+    weaker = "; ".join(dict.fromkeys(taken.problems))
     return Finding("confinement", f"student code runs in the {mode} mode{said}"
                    + (f" (not stronger: {weaker})" if weaker else ""))
 

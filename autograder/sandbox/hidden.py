@@ -6,7 +6,7 @@ child is planned. To what it is told it adds what it can see for itself: the kit
 folder, the folder the grader works in, nbgrader's default exchange and whatever
 ``MHAKIT_HIDE`` names (os.pathsep between).
 
-A told file is also a sentinel: the probe child (confinement.py) must fail to open it.
+A told file is also a sentinel: the probe child (probe.py) must fail to open it.
 """
 
 import functools
@@ -92,9 +92,9 @@ def grants(roots, hidden):
     return without(roots, hidden)
 
 
-def listable(config):
-    """Hidden paths whose names the child may list (see ``without``), for the probe."""
-    split = (config.get("landlock") or {}).get("list") or []
+def listable(split):
+    """Hidden paths whose names the child may list, below the folders ``split`` that
+    Landlock lets it list (see ``without``)."""
     return [str(h) for h in course_paths()
             if any(str(h).startswith(folder.rstrip("/") + "/") for folder in split)]
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from ..selfcheck import inert_ipython
 from ..selfcheck.wording import say
 from ..settings import settings
-from . import cgroups, confinement
+from . import cgroups, confinement, plan, scratch, uids
+from .student_site import PYTHON_BINARY, student_site
 from .child.runtime import pack, unpack_arrays
 from .shared_inputs import memory_file
 
@@ -55,18 +56,18 @@ class ChildProcess:
         self.to_child = self.from_child = self.channel.fileno()
         fds = (theirs.fileno(), theirs.fileno())
         self.mode = confinement.chosen_mode(limits)  # raises Unconfined: refused here
-        spec = confinement.MODES[self.mode]
+        spec = plan.MODES[self.mode]
         self.pidfd, self.uid = None, None  # B, the process that runs student code; its uid
         self.cgroup = cgroups.create(limits.memory_bytes, limits.processes)
-        if spec["uid"]:
-            self.uid_lease = confinement.UIDS.lend()
+        if spec.pool_uid:
+            self.uid_lease = uids.UIDS.lend()
             self.uid = self.uid_lease[0]
         folder = self._folder(tempfile.mkdtemp(prefix="mhakit-child-"))
-        config = confinement.child_plan(self.mode, limits, confinement.child_environment(),
-                                        folder, pool_uid=self.uid, cgroup=self.cgroup)
-        self.layers = confinement.layers_of(config) + confinement.process_layers(config, self.cgroup)
-        self.layers += [f"not built here: {problem}"
-                        for problem in dict.fromkeys(confinement.PROBLEMS)]
+        config = plan.child_plan(self.mode, limits, plan.child_environment(), folder,
+                                 pool_uid=self.uid, cgroup=self.cgroup)
+        chosen = confinement.choice(limits)
+        self.layers = plan.describe(config, chosen.probed.get(self.mode))
+        self.layers += [f"not built here: {problem}" for problem in dict.fromkeys(chosen.problems)]
         zygote = Zygote.shared(limits.packages, warm)
         self.zygote, self.preloaded = zygote, frozenset()
         try:
@@ -78,11 +79,11 @@ class ChildProcess:
                 child = self.process.child
             else:
                 self.process = subprocess.Popen(
-                    confinement.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
+                    plan.launcher_command(config, RUNTIME_SOURCE, fds), pass_fds=fds,
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL)
                 # Without namespaces the launcher execs the child itself; with them it waits.
-                child = self.process.pid if not spec["namespaces"] else None
+                child = self.process.pid if not spec.namespaces else None
             if child is not None:
                 try:
                     self.pidfd = os.pidfd_open(child)
@@ -226,20 +227,20 @@ class ChildProcess:
             self.process.wait()
         self.channel.close()
         for folder in self.folders:  # whatever modes the child left in it; said if it fails
-            confinement.remove_tree(folder)
+            scratch.remove_tree(folder)
         # With a cgroup its emptiness is the kernel's word; without one, look for the uid.
         # (UIDS.lend also never lends a uid that has a process.)
-        gone = confinement.none_left(self.cgroup, self.uid if self.cgroup is None else None)
+        gone = uids.none_left(self.cgroup, self.uid if self.cgroup is None else None)
         if self.cgroup is not None:
             if gone and self.cgroup.remove():
                 self.cgroup = None
             else:
-                confinement.LEFT_BEHIND.append(self.cgroup)  # it holds a process still
+                uids.LEFT_BEHIND.append(self.cgroup)  # it holds a process still
         if self.uid_lease is not None:
             if gone:
-                confinement.UIDS.give_back(self.uid_lease)
+                uids.UIDS.give_back(self.uid_lease)
             else:  # never lent again by this grader: the lock on it stays held
-                confinement.LEFT_BEHIND.append(self.uid_lease)
+                uids.LEFT_BEHIND.append(self.uid_lease)
             self.uid_lease = None
         self.cgroup = None
 
@@ -299,12 +300,12 @@ class Zygote:
     def __init__(self, packages, warm=()):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         here = Path(__file__).parent / "child"
-        site = str(confinement.student_site(packages))
+        site = str(student_site(packages))
         self.process = subprocess.Popen(
-            [str(confinement.PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
+            [str(PYTHON_BINARY), "-I", "-S", str(here / "zygote.py"),
              str(theirs.fileno()), site, str(here / "runtime.py"),
              str(here / "launcher.py"), ",".join(warm), INERT_IPYTHON_FILE],
-            pass_fds=[theirs.fileno()], env=confinement.child_environment(),
+            pass_fds=[theirs.fileno()], env=plan.child_environment(),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
         self.socket, self.lock = ours, threading.Lock()

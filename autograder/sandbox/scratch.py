@@ -1,7 +1,7 @@
 """The child's scratch space, bounded in every mode. The grader's side: trusted.
 
 In the jail and the user-namespace mode the scratch lies on the child's own size-limited
-tmpfs (child/namespaces.py). Without namespaces the child's folder is a plain folder in
+tmpfs (child/layers/namespaces.py; child/layers/scratch.py says the bound). Without namespaces the child's folder is a plain folder in
 the host's temporary folder, and a plain folder bounds nothing: RLIMIT_FSIZE bounds one
 file, and a child may write many. There:
 
@@ -15,12 +15,14 @@ file, and a child may write many. There:
 
 Either way Landlock keeps the child's writes inside its folder (the world-writable /tmp,
 /var/tmp and /dev/shm stay closed to it); a mode without Landlock bounds nothing, and
-confinement.py refuses it.
+the probe (probe.py) refuses it.
 """
 
 import ctypes
 import logging
 import os
+import shutil
+import stat
 
 LOG = logging.getLogger(__name__)
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
@@ -53,6 +55,53 @@ def unmount(folder):
     return True
 
 
-def layer(scratch_bytes, how):
-    """The bound in plain words, for the result."""
-    return f"scratch: at most {scratch_bytes >> 20} MB ({how})"
+def remove_tree(folder):
+    """Remove a child's folder whatever modes the child left on what it made there: a
+    folder it made read-only, or unsearchable, is made ours again first. Says so when
+    something is still left (a log warning), never silently."""
+    folder = os.path.abspath(folder)
+
+    def own_folder(path):
+        """Only a real folder inside ``folder`` (never /tmp above it, never what a link
+        the child left points to) has its mode put back."""
+        try:
+            inside = os.path.commonpath([path, folder]) == folder
+            return inside and stat.S_ISDIR(os.lstat(path).st_mode)
+        except (OSError, ValueError):
+            return False
+
+    def left(_function, path, error):
+        LOG.warning("could not remove %s from the grading child's folder %s: %s",
+                    path, folder, error[1])
+
+    tried = set()
+
+    def again(function, path, error):
+        if path in tried:  # once only: a second failure is not the modes
+            return left(function, path, error)
+        tried.add(path)
+        for fix in (os.path.dirname(path), path):  # the folder it is in, then itself
+            if own_folder(fix):
+                try:
+                    os.chmod(fix, 0o700)
+                except OSError:
+                    pass
+        try:
+            if function in (os.rmdir, os.unlink, os.remove):
+                function(path)
+            elif own_folder(path):  # its listing failed: that folder, again from the top
+                shutil.rmtree(path, onerror=again)
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            left(function, path, (type(error), error, None))
+
+    if not os.path.lexists(folder):
+        return True
+    if not unmount(folder):
+        return False
+    shutil.rmtree(folder, onerror=again)
+    if os.path.lexists(folder):
+        LOG.warning("the grading child's folder %s is still there after its removal", folder)
+        return False
+    return True

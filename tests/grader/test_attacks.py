@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox.confinement import PROBLEMS, chosen_mode, confined
+from autograder.sandbox.confinement import choice, chosen_mode, confined
 from autograder.grader.grading import grade_notebook
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
@@ -35,7 +35,7 @@ def expected_parts(attack):
 def runnable(attack):
     if attack.needs_confinement and not confined(Limits()):
         pytest.skip("this attack is only meaningful where the child is confined, and no "
-                    f"mode confines it here ({PROBLEMS})")
+                    f"mode confines it here ({choice(Limits()).problems})")
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])

@@ -18,7 +18,7 @@ from autograder import __version__
 from autograder.integrations import gradescope
 from autograder.integrations.cli import main
 from tests.mha_exercise import POINTS, QUIZ_POINTS, fill, sample_answers
-from autograder.sandbox import confinement
+from autograder.sandbox import plan, uids
 
 from tests.attacks.corpus import ATTACKS, RELEASE, REPO, Attack
 from tests.attacks.on_confinement import CONFINEMENT_ATTACKS, cheat
@@ -425,7 +425,7 @@ class Machine:
                 if Path("/", name).is_dir() and not Path("/", name).is_symlink()]
         self.mount_points = ["usr", "etc", "dev", "proc", "sys", "run", *dirs]
         self.enter = ENTER.format(extra=" ".join(dirs), uids_inside=UIDS_INSIDE,
-                                  uids=shlex.quote(str(confinement.UID_LOCKS)))
+                                  uids=shlex.quote(str(uids.UID_LOCKS)))
         top.chmod(0o755)
         for name in (*self.mount_points, "autograder"):
             (top / name).mkdir()
@@ -435,7 +435,7 @@ class Machine:
         (top / "tmp").mkdir()
         (top / "tmp").chmod(0o1777)
         (top / UIDS_INSIDE.lstrip("/")).mkdir(mode=0o700)
-        confinement.UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+        uids.UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
         (top / "root").mkdir(mode=0o700)
         wrapper = top / WRAPPER.lstrip("/")
         (wrapper / "tests" / "sandbox").mkdir(parents=True)
@@ -497,7 +497,7 @@ def machine_is_possible():
     if version.stdout.strip() != "True":
         need(f"{BASE_PYTHON} must be Python 3.11 or later with venv (python3.11-venv): "
              f"{version.stderr.strip()[-300:]}")
-    if not confinement.SECCOMP_WORKS:
+    if not plan.SECCOMP_WORKS:
         need("tests/sandbox/without_namespaces.py needs seccomp on x86_64 or aarch64")
     done = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "true"],
                           capture_output=True, text=True)
@@ -568,7 +568,7 @@ def landlock_layers(result):
 def test_without_namespaces_each_submission_scores_as_described(machine, attack):
     # A uid alone, without Landlock, is refused: nothing would bound what the child
     # writes in /tmp (test_where_nothing_hides_the_course_results_json_says_refused).
-    if not confinement.landlock_abi():
+    if not plan.landlock_abi():
         need("this kernel has no Landlock")
     result = machine.grade(attack.make(), landlock=True)
     extra = result["extra_data"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits, confinement
-from autograder.sandbox.confinement import PROBLEMS, jail_works
+from autograder.sandbox import Limits, confinement, uids
+from autograder.sandbox.confinement import jail_works
 from tests.attacks.corpus import ATTACKS
 from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
@@ -24,13 +24,12 @@ from tests.grader.test_grading import FULL, parts
 
 CHILD_READS = """
 import json, sys
-from autograder.sandbox import Limits, confinement
-from autograder.sandbox.confinement import child_environment
+from autograder.sandbox import Limits, confinement, plan, uids
 import tempfile, subprocess
 mode = confinement.chosen_mode(Limits())
 folder = tempfile.mkdtemp()
-with confinement.pool_uid_for(mode) as uid:
-    config = confinement.child_plan(mode, Limits(), child_environment(), folder, pool_uid=uid)
+with uids.pool_uid_for(plan.MODES[mode]) as uid:
+    config = plan.child_plan(mode, Limits(), plan.child_environment(), folder, pool_uid=uid)
     script = '''
 import json, sys
 seen = {}
@@ -42,7 +41,7 @@ for path in json.loads(sys.argv[-2]):
         seen[path] = False
 print(json.dumps(seen))
 '''
-    done = subprocess.run(confinement.launcher_command(config, script, extra=[sys.argv[1]]),
+    done = subprocess.run(plan.launcher_command(config, script, extra=[sys.argv[1]]),
                           capture_output=True, text=True, timeout=120)
 import shutil
 shutil.rmtree(folder, ignore_errors=True)
@@ -127,26 +126,26 @@ def test_unconfined_grading_is_refused_unless_the_risk_is_accepted(tmp_path):
 @pytest.mark.skipif(not os.environ.get("CI"), reason="CI runs as root on Linux; elsewhere "
                     "the jail may rightly be unavailable")
 def test_in_ci_the_jail_is_in_force():
-    assert jail_works(Limits()), f"the jail could not be built: {PROBLEMS}"
+    assert jail_works(Limits()), f"the jail could not be built: {confinement.choice(Limits()).problems}"
 
 
 def test_a_uid_given_back_is_lent_again_without_a_search(tmp_path, monkeypatch):
     searched = []
-    monkeypatch.setattr(confinement, "processes_of_uid", lambda uid: searched.append(uid) or [])
-    pool = confinement.UidPool(base=64900, folder=tmp_path)
+    monkeypatch.setattr(uids, "processes_of_uid", lambda uid: searched.append(uid) or [])
+    pool = uids.UidPool(base=64900, folder=tmp_path)
     first, second = pool.lend(), pool.lend()
     assert first[0] != second[0] and len(searched) == 2  # two children, two uids
     pool.give_back(first)
     assert pool.lend() == first and len(searched) == 2  # kept locked: no search
     # Its lock is still held: another grader's pool cannot take it meanwhile.
-    other = confinement.UidPool(base=64900, folder=tmp_path)
+    other = uids.UidPool(base=64900, folder=tmp_path)
     assert other.lend()[0] not in (first[0], second[0])
 
 
 def test_a_uid_that_was_not_given_back_is_searched_for_again(tmp_path, monkeypatch):
     busy = set()
-    monkeypatch.setattr(confinement, "processes_of_uid", lambda uid: [1] if uid in busy else [])
-    pool = confinement.UidPool(base=64900, folder=tmp_path)
+    monkeypatch.setattr(uids, "processes_of_uid", lambda uid: [1] if uid in busy else [])
+    pool = uids.UidPool(base=64900, folder=tmp_path)
     uid, handle = pool.lend()
     handle.close()  # given up, not given back: a process of it may be left
     busy.add(uid)
@@ -154,8 +153,8 @@ def test_a_uid_that_was_not_given_back_is_searched_for_again(tmp_path, monkeypat
 
 
 def test_a_forked_copy_of_the_grader_never_uses_the_uids_its_parent_keeps(tmp_path, monkeypatch):
-    monkeypatch.setattr(confinement, "processes_of_uid", lambda uid: [])
-    pool = confinement.UidPool(base=64900, folder=tmp_path)
+    monkeypatch.setattr(uids, "processes_of_uid", lambda uid: [])
+    pool = uids.UidPool(base=64900, folder=tmp_path)
     kept = pool.lend()
     pool.give_back(kept)
     monkeypatch.setattr(pool, "_kept_by", -1)  # as a fork sees it: another process kept it

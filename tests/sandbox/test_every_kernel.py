@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits, confinement
+from autograder.sandbox import Limits, plan, probe
+from autograder.sandbox.child.layers import no_sockets, others_untouched
 from tests.attacks.on_confinement import FILL_PREFIX
 from tests.sandbox.test_confinement_modes import instructor  # noqa: F401 - a fixture
 
@@ -41,13 +42,13 @@ import ctypes, json, os, sys
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 from tests.attacks.corpus import Attack
 from tests.attacks.on_confinement import cheat, everything
-from autograder.sandbox import confinement, process
+from autograder.sandbox import plan, process, scratch
 args = json.loads(sys.argv[1])
 if args["abi"]:
-    real = confinement.landlock_abi
-    confinement.landlock_abi = lambda: min(args["abi"], real())
+    real = plan.landlock_abi
+    plan.landlock_abi = lambda: min(args["abi"], real())
 if not args["mount"]:  # a grader that may not mount: an ordinary user, a container
-    confinement.scratch_space.mount_tmpfs = lambda *_: False
+    scratch.mount_tmpfs = lambda *_: False
 from autograder.grader.grading import grade_notebook
 attack = Attack("x", edits={"answer_dot_product": cheat("dot_product", everything(
     args["course"], os.getpid(), args["bystander"], args["tcp"], args["udp"], args["unix"],
@@ -249,8 +250,8 @@ def test_every_attack_is_denied_in_each_mode_and_at_each_abi(request, tmp_path, 
     """Through both doors: grade_notebook, which `mhakit grade` calls, and nbgrader's own
     autograde with the kit's config, its score read back from the gradebook."""
     mode, abi, cgroup, *mount = played
-    if abi and abi > confinement.landlock_abi():
-        pytest.fail(f"this kernel offers Landlock ABI {confinement.landlock_abi()}, "
+    if abi and abi > plan.landlock_abi():
+        pytest.fail(f"this kernel offers Landlock ABI {plan.landlock_abi()}, "
                     f"below the {abi} played")
     before = {path: facts_of(path) for path in course[1]}
     answer, temporary = graded(request, tmp_path, course, listeners, mode, abi, cgroup,
@@ -264,7 +265,7 @@ def test_every_attack_is_denied_in_each_mode_and_at_each_abi(request, tmp_path, 
     layers = answer["extra"]["isolation"]
     if abi:
         assert any(layer.startswith(f"Landlock (ABI {abi})") for layer in layers), layers
-        assert confinement.NO_SOCKETS in layers and confinement.OTHERS_UNTOUCHED in layers
+        assert no_sockets.SAID in layers and others_untouched.SAID in layers
     said = "scratch: at most 0 MB" if mount == [False] else f"scratch: at most {BOUND >> 20} MB"
     assert any(layer.startswith(said) for layer in layers), layers
 
@@ -335,8 +336,8 @@ def test_every_attack_is_denied_in_the_uid_mode(request, tmp_path, course, liste
 
 
 def test_a_kernel_without_landlock_leaves_the_uid_mode_unbounded_and_it_is_refused(monkeypatch):
-    monkeypatch.setattr(confinement, "landlock_abi", lambda: 0)
-    monkeypatch.setattr(confinement, "PROBLEMS", [])
-    assert not confinement._probe("uid", Limits())
-    (line,) = confinement.PROBLEMS
+    monkeypatch.setattr(plan, "landlock_abi", lambda: 0)
+    probed = probe.probe("uid", Limits())
+    assert not probed.ok
+    (line,) = probed.problems
     assert line.startswith("uid: without Landlock nothing bounds what the child writes"), line

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder import exercise
-from autograder.sandbox import confinement, hidden
+from autograder.sandbox import hidden, probe
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_what_it_is_told_is_hidden_and_its_sentinels_are_probed(told, tmp_path):
     hidden.hide(tmp_path / "secret", sentinels=[tmp_path / "secret" / "answers.py"])
     hidden.hide(tmp_path / "secret")  # told twice, counted once
     assert hidden.course_paths().count(tmp_path / "secret") == 1
-    targets = confinement.probe_targets()
+    targets = probe.probe_targets()
     assert str(tmp_path / "secret" / "answers.py") in targets["read"]
     assert str(tmp_path / "secret") in targets["list"] and str(tmp_path / "secret") in targets["write"]
 
@@ -32,7 +32,7 @@ def test_what_it_is_told_is_hidden_and_its_sentinels_are_probed(told, tmp_path):
 def test_the_kit_itself_is_hidden_and_probed_without_being_told(told):
     kit = Path(hidden.__file__).resolve().parents[1]
     assert kit in hidden.course_paths()
-    assert str(Path(hidden.__file__).resolve()) in confinement.probe_targets()["read"]
+    assert str(Path(hidden.__file__).resolve()) in probe.probe_targets()["read"]
 
 
 def test_an_exercise_that_loads_tells_the_sandbox_its_folder_and_reference(told, tmp_path):

@@ -19,7 +19,7 @@ import pytest
 
 from autograder.grader.grading import grade_notebook
 from tests.mha_exercise import POINTS, QUIZ_POINTS
-from autograder.sandbox import Limits, cgroups, confinement
+from autograder.sandbox import Limits, cgroups, confinement, uids
 
 from tests.attacks.corpus import ATTACKS, Attack
 from tests.attacks.on_limits import hogs, outlive
@@ -54,7 +54,7 @@ def need(present, what):
         return
     if IN_CI:
         pytest.fail(f"CI runs as root with cgroup v1, but {what} is missing here "
-                    f"(modes not built: {confinement.PROBLEMS}, cgroup: {cgroups.PROBLEM})")
+                    f"(modes not built: {confinement.choice(Limits()).problems}, cgroup: {cgroups.PROBLEM})")
     pytest.skip(f"this machine has no {what}")
 
 
@@ -161,7 +161,7 @@ def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, mo
     extra = result["extra_data"]
     assert extra["parts"] == expected(("split_heads",)), extra
     assert not named("mhakit-ghost"), "a process of the submission outlived its grading"
-    assert not confinement.LEFT_BEHIND  # every uid went back, every cgroup was removed
+    assert not uids.LEFT_BEHIND  # every uid went back, every cgroup was removed
     assert not target.exists()
 
 
@@ -194,7 +194,7 @@ PLAIN_GRADING = """
 import json, sys
 from pathlib import Path
 from autograder.grader.grading import grade_notebook
-from autograder.sandbox import confinement
+from autograder.sandbox import uids
 def named(name):
     found = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
@@ -208,7 +208,7 @@ result = grade_notebook(sys.argv[1], seed=3)
 left = named("mhakit-ghost")
 print(json.dumps({"parts": result["extra_data"]["parts"], "left": left,
                   "isolation": result["extra_data"]["isolation"],
-                  "left_behind": len(confinement.LEFT_BEHIND)}))
+                  "left_behind": len(uids.LEFT_BEHIND)}))
 """
 
 

@@ -1,5 +1,5 @@
 """Where the child keeps the grader's uid, it changes no file it has not opened for writing
-and reaches no process but its own (child/seccomp.py); every mode's probe tries each such
+and reaches no process but its own (child/layers/others_untouched.py); every mode's probe tries each such
 call, and the child's folder goes whatever it did to the modes in it."""
 
 import errno
@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits, confinement
+from autograder.sandbox import Limits, plan, probe, scratch
 from autograder.sandbox.child import seccomp
+from autograder.sandbox.child.layers import others_untouched
 
 REPO = Path(__file__).resolve().parents[2]
-linux_only = pytest.mark.skipif(not confinement.SECCOMP_WORKS,
+linux_only = pytest.mark.skipif(not plan.SECCOMP_WORKS,
                                 reason="seccomp filters of the kit's are for Linux on x86_64 "
                                        "and aarch64")
 
@@ -29,8 +30,10 @@ UNDER_THE_FILTER = """\
 import errno, fcntl, json, os, resource, socket, sys
 sys.path.insert(0, sys.argv[1])
 import seccomp
+sys.path.insert(0, os.path.join(sys.argv[1], "layers"))
+import others_untouched
 path, parent = sys.argv[2], os.getppid()
-seccomp.install(seccomp.others_untouched(os.getpid()))
+seccomp.install(others_untouched.refusals(os.getpid()))
 def outcome(call):
     try:
         call()
@@ -87,7 +90,7 @@ def test_the_numbers_of_both_architectures_are_the_kernels():
     assert (arm["fchmodat"], arm["truncate"], arm["kill"], arm["ptrace"], arm["utimensat"],
             arm["setxattr"]) == (53, 45, 129, 117, 88, 5)
     assert "chmod" not in arm and "open" not in arm  # aarch64 has only the *at calls
-    for name in seccomp.FILE_CHANGES + seccomp.PROCESS_CHANGES:
+    for name in others_untouched.FILE_CHANGES + others_untouched.PROCESS_CHANGES:
         assert name in x86, name
     if platform.machine() == "x86_64":  # this kernel's own headers, where they are here
         header = Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h")
@@ -101,19 +104,19 @@ def test_the_numbers_of_both_architectures_are_the_kernels():
 def played_at(abi, monkeypatch, filtered=True):
     """The landlock mode as a kernel of Landlock ``abi`` would build it (ABI 2 has no
     truncate right, below 6 no signal scope), with the filter or without it."""
-    if not confinement.landlock_abi():
+    if not plan.landlock_abi():
         pytest.skip("this kernel offers no Landlock")
-    plan = confinement.child_plan
+    planned = plan.child_plan
 
     def played(*args, **kwargs):
-        config = plan(*args, **kwargs)
-        config["landlock"] = dict(config["landlock"], abi=min(abi, confinement.landlock_abi()))
-        return dict(config, others_untouched=filtered and config["others_untouched"],
-                    no_sockets=filtered and config["no_sockets"])
+        config = planned(*args, **kwargs)
+        layers = config["layers"]
+        layers["landlock"] = dict(layers["landlock"], abi=min(abi, plan.landlock_abi()))
+        if not filtered:
+            del layers["others_untouched"], layers["no_sockets"]
+        return config
 
-    monkeypatch.setattr(confinement, "child_plan", played)
-    monkeypatch.setattr(confinement, "PROBLEMS", [])
-    monkeypatch.setattr(confinement, "PROBED", {})
+    monkeypatch.setattr(probe, "child_plan", played)
 
 
 @linux_only
@@ -121,8 +124,9 @@ def played_at(abi, monkeypatch, filtered=True):
 def test_a_mode_that_lets_one_such_call_through_is_refused_in_one_line_naming_it(
         abi, monkeypatch):
     played_at(abi, monkeypatch, filtered=False)
-    assert not confinement._probe("landlock", Limits())
-    (line,) = confinement.PROBLEMS
+    probed = probe.probe("landlock", Limits())
+    assert not probed.ok
+    (line,) = probed.problems
     assert line.startswith("landlock: a probe child could chmod "), line
     assert "\n" not in line and "chown" in line and "utime" in line
     assert "socket" in line and "io_uring_setup" in line  # whatever Landlock's ABI
@@ -136,28 +140,28 @@ def test_a_mode_that_lets_one_such_call_through_is_refused_in_one_line_naming_it
 @pytest.mark.parametrize("abi", range(1, 8))
 def test_with_the_filter_landlock_at_each_abi_denies_them_all(abi, monkeypatch):
     played_at(abi, monkeypatch)
-    assert confinement._probe("landlock", Limits()), confinement.PROBLEMS
-    assert "socket" in confinement.PROBED["landlock"]["tried"]
+    probed = probe.probe("landlock", Limits())
+    assert probed.ok, probed.problems
+    assert "socket" in probed.facts["tried"]
 
 
 @linux_only
 def test_each_probe_lists_what_it_tried_and_the_result_says_so(monkeypatch):
-    if not confinement.landlock_abi():
+    if not plan.landlock_abi():
         pytest.skip("this kernel offers no Landlock")
-    monkeypatch.setattr(confinement, "PROBLEMS", [])
-    monkeypatch.setattr(confinement, "PROBED", {})
-    assert confinement._probe("landlock", Limits()), confinement.PROBLEMS
-    tried = confinement.PROBED["landlock"]["tried"]
+    probed = probe.probe("landlock", Limits())
+    assert probed.ok, probed.problems
+    tried = probed.facts["tried"]
     for name in ("chmod", "chown", "utime", "setxattr", "truncate", "kill", "tgkill",
                  "pidfd_send_signal", "ptrace", "process_vm_writev"):
         assert name in tried
-    config = confinement.plan("landlock", Limits(), {}, scratch="/tmp/nowhere")
-    layers = confinement.layers_of(config)
-    assert confinement.OTHERS_UNTOUCHED in layers
+    config = plan.plan("landlock", Limits(), {}, scratch="/tmp/nowhere")
+    layers = plan.describe(config, probed.facts)
+    assert others_untouched.SAID in layers
     assert any(layer.startswith("probed, and each refused") and "chmod" in layer
                for layer in layers)
-    assert not confinement.plan("uid", Limits(), {}, scratch="/tmp/nowhere")["others_untouched"]
-    assert not confinement.plan("plain", Limits(), {}, scratch="/tmp/nowhere")["others_untouched"]
+    for mode in ("uid", "plain"):
+        assert "others_untouched" not in plan.plan(mode, Limits(), {}, scratch="/tmp/nowhere")["layers"]
 
 
 GRADE_AN_ATTACK = """\
@@ -188,7 +192,7 @@ def test_in_landlock_mode_a_submission_changes_no_course_file_and_stops_no_grade
     own the course and could chmod it, but for the filter."""
     from tests.grader.test_attacks import FULL
 
-    if not confinement.landlock_abi():
+    if not plan.landlock_abi():
         pytest.skip("this kernel offers no Landlock")
     course = tmp_path / "course"
     (course / "solutions").mkdir(parents=True)
@@ -215,7 +219,7 @@ def test_in_landlock_mode_a_submission_changes_no_course_file_and_stops_no_grade
     extra = json.loads(out.strip().splitlines()[-1])
     assert extra["confinement"] == "landlock", extra
     assert extra["parts"] == dict(FULL, dot_product=0.0), extra["parts"]
-    assert confinement.OTHERS_UNTOUCHED in extra["isolation"]
+    assert others_untouched.SAID in extra["isolation"]
     assert {path: facts_of(path) for path in files} == before
     assert not [p.name for p in temporary.iterdir()
                 if p.name.startswith(("mhakit-child-", "mhakit-probe-"))]
@@ -224,21 +228,21 @@ def test_in_landlock_mode_a_submission_changes_no_course_file_and_stops_no_grade
 AS_NOBODY = """\
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from autograder.sandbox import confinement  # while the interpreter's own files are readable
+from autograder.sandbox import scratch  # while the interpreter's own files are readable
 if os.geteuid() == 0:  # root ignores modes: play the ordinary user the issue was about
     os.setgid(65534)
     os.setuid(65534)
-scratch = sys.argv[2]
+folder = sys.argv[2]
 for below in ("a/b/c", "d"):
-    os.makedirs(os.path.join(scratch, below))
-    with open(os.path.join(scratch, below, "f"), "wb") as handle:
+    os.makedirs(os.path.join(folder, below))
+    with open(os.path.join(folder, below, "f"), "wb") as handle:
         handle.write(b"x" * 4096)
-os.symlink("/etc/passwd", os.path.join(scratch, "a", "link"))
-os.chmod(os.path.join(scratch, "a", "b", "c"), 0o500)
-os.chmod(os.path.join(scratch, "a", "b"), 0o000)
-os.chmod(os.path.join(scratch, "d"), 0o100)
-os.chmod(os.path.join(scratch, "a"), 0o500)
-print(confinement.remove_tree(scratch), os.path.lexists(scratch))
+os.symlink("/etc/passwd", os.path.join(folder, "a", "link"))
+os.chmod(os.path.join(folder, "a", "b", "c"), 0o500)
+os.chmod(os.path.join(folder, "a", "b"), 0o000)
+os.chmod(os.path.join(folder, "d"), 0o100)
+os.chmod(os.path.join(folder, "a"), 0o500)
+print(scratch.remove_tree(folder), os.path.lexists(folder))
 """
 
 
@@ -248,12 +252,12 @@ def test_a_read_only_folder_in_scratch_is_still_removed():
     parent = Path(tempfile.mkdtemp(prefix="mhakit-test-scratch-"))
     try:
         parent.chmod(0o1777)  # as /tmp is, where the grader makes its children's folders
-        scratch = parent / "scratch"
-        scratch.mkdir()
+        folder = parent / "folder"
+        folder.mkdir()
         if os.geteuid() == 0:
-            os.chown(scratch, 65534, 65534)
+            os.chown(folder, 65534, 65534)
         passwd = os.stat("/etc/passwd")
-        done = subprocess.run([sys.executable, "-I", "-c", AS_NOBODY, str(REPO), str(scratch)],
+        done = subprocess.run([sys.executable, "-I", "-c", AS_NOBODY, str(REPO), str(folder)],
                               capture_output=True, text=True, timeout=60)
     finally:
         shutil.rmtree(parent, ignore_errors=True)
@@ -263,9 +267,9 @@ def test_a_read_only_folder_in_scratch_is_still_removed():
 
 
 def test_a_cleanup_that_fails_is_said(tmp_path, monkeypatch, caplog):
-    scratch = tmp_path / "mhakit-child-x"
-    (scratch / "held").mkdir(parents=True)
-    (scratch / "held" / "f").write_bytes(b"x")
+    folder = tmp_path / "mhakit-child-x"
+    (folder / "held").mkdir(parents=True)
+    (folder / "held" / "f").write_bytes(b"x")
     unlink = os.unlink
 
     def refused(path, *args, **kwargs):
@@ -274,7 +278,7 @@ def test_a_cleanup_that_fails_is_said(tmp_path, monkeypatch, caplog):
         return unlink(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "unlink", refused)
-    with caplog.at_level(logging.WARNING, logger="autograder.sandbox.confinement"):
-        assert not confinement.remove_tree(scratch)
+    with caplog.at_level(logging.WARNING, logger="autograder.sandbox.scratch"):
+        assert not scratch.remove_tree(folder)
     said = " ".join(record.getMessage() for record in caplog.records)
-    assert str(scratch) in said and "held" in said
+    assert str(folder) in said and "held" in said

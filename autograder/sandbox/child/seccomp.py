@@ -1,14 +1,8 @@
-"""One layer: a seccomp filter that makes chosen system calls fail. Stdlib only.
+"""A seccomp filter that makes chosen system calls fail: the layers' tool. Stdlib only.
 
-The child uses it for two things. To start no process at all when nothing else bounds its
-processes (no cgroup): fork, vfork, clone and clone3 fail with EAGAIN, as they would past
-RLIMIT_NPROC. And, where it keeps the grader's uid (Landlock alone, or a user namespace),
-to touch nothing it has not opened for writing and no process but itself: Landlock
-governs opening, creating, renaming and removing, but never chmod, chown, utime,
-extended attributes or file flags, nor (below its ABI 3) truncate, nor (below ABI 6)
-signals. A uid of the grader's own may do all of those to the grader's files and
-processes. The filter holds for root as well, and across exec. The kit's tests use the
-same filter to play a container that forbids namespaces (tests/sandbox/without_namespaces.py).
+Layers (layers/) name the calls they refuse; the launcher installs one filter of them
+all, last. It holds for root as well, and across exec. The kit's tests use the same
+filter to play a container that forbids namespaces (tests/sandbox/without_namespaces.py).
 """
 
 import ctypes
@@ -57,25 +51,6 @@ RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 LOAD, JEQ, JGE, JSET, RET, AND, JA = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54, 0x05
 NAMESPACE_FLAGS = 0x7E020080  # every CLONE_NEW* flag, CLONE_NEWTIME included
 O_TRUNC, O_ACCMODE, O_WRONLY, O_RDWR = 0o1000, 3, 1, 2
-
-# What a child that keeps the grader's uid never does to what it has not opened for writing.
-FILE_CHANGES = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
-                "fchownat", "utime", "utimes", "futimesat", "utimensat", "setxattr",
-                "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr",
-                "fremovexattr", "removexattrat", "truncate", "file_setattr")
-# ...nor to another process: these reach one by a pid or a pidfd, past any argument a
-# filter could read, so none is allowed at all.
-PROCESS_CHANGES = ("ptrace", "process_vm_readv", "process_vm_writev", "perf_event_open",
-                   "kcmp", "pidfd_send_signal", "pidfd_getfd", "process_madvise",
-                   "process_mrelease", "ioprio_set", "migrate_pages", "move_pages")
-# fcntl: an owner of its own descriptor's SIGIO is a signal to whoever it names.
-F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
-# ioctl: the same owner by the socket's name for it; a file's flags (chattr) and version,
-# which need only a descriptor opened for reading; a character typed into a terminal.
-IOCTLS = {"FIOSETOWN": 0x8901, "SIOCSPGRP": 0x8902, "FS_IOC_SETFLAGS": 0x40086602,
-          "FS_IOC32_SETFLAGS": 0x40046602, "FS_IOC_FSSETXATTR": 0x401C5820,
-          "FS_IOC_SETVERSION": 0x40087602, "TIOCSTI": 0x5412}
-
 
 def _op(code, k, jt=0, jf=0):
     return (code, jt, jf, k)
@@ -137,12 +112,14 @@ def _assemble(ops):
     return code
 
 
-def program(refusals):
+def program(refusals, more_numbers=None):
     """BPF for ``refusals``: [(call name, errno, test)]. A call is refused when its number
     matches and its test holds: None always; an int, when the first argument has one of
     its bits (clone's flags, say); or a tuple that ``_checks`` reads. Calls of another
-    ABI, and x32's numbers, are refused outright."""
+    ABI, and x32's numbers, are refused outright. ``more_numbers``: this architecture's
+    numbers of calls that ARCHES does not list (a layer's CALLS)."""
     arch, numbers = ARCHES[platform.machine()]
+    numbers = dict(numbers, **(more_numbers or {}))
     deny = RET_ERRNO | errno.EPERM
     code = [_op(LOAD, 4), _op(JEQ, arch, 1, 0), _op(RET, deny),
             _op(LOAD, 0), _op(JGE, 0x40000000, 0, 1), _op(RET, deny)]
@@ -162,48 +139,8 @@ def program(refusals):
     return code + [_op(RET, RET_ALLOW)]
 
 
-NEW_PROCESSES = [(name, errno.EAGAIN, None) for name in ("fork", "vfork", "clone", "clone3")]
-# io_uring runs its operations (setxattr by path, a socket, an open) past any filter, so
-# a child whose filter matters has none.
-RINGS = [(name, errno.ENOSYS, None)
-         for name in ("io_uring_setup", "io_uring_enter", "io_uring_register")]
-# A child without a network namespace makes no socket: nothing it needs speaks to one,
-# Landlock bounds TCP only from ABI 4 and never UDP, and a Unix socket of the grader's
-# uid (D-Bus, systemd's) would run commands outside every layer. Its socket to the grader
-# is handed to it already made.
-NO_SOCKETS = [("socket", errno.EPERM, None)] + RINGS
-
-
-def others_untouched(pid):
-    """The refusals for a child, ``pid`` as it sees itself, that keeps the grader's uid.
-
-    Signals go to ``pid`` alone: not to 0 or a negative number, a process group (a child
-    forked by the zygote shares its waiter's), nor to -1, every process the uid may
-    signal. Priorities, affinities and limits may change for itself (0 or ``pid``) only.
-    An open with O_TRUNC that asks neither to write nor to read and write would empty a
-    file that Landlock below ABI 3 lets it open for reading only; openat2, whose flags
-    lie behind a pointer, fails as on a kernel without it, and Python falls back to openat."""
-    itself, itself_or_0 = (pid,), (0, pid)
-    refusals = [(name, errno.EPERM, None) for name in FILE_CHANGES + PROCESS_CHANGES]
-    # the uid's keyrings, and programs for the kernel
-    refusals += [(name, errno.EPERM, None) for name in ("add_key", "request_key", "keyctl", "bpf")]
-    refusals += RINGS
-    refusals += [(name, errno.EPERM, ("unless", ((0, itself),)))
-                 for name in ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")]
-    refusals += [(name, errno.EPERM, ("unless", ((0, itself_or_0),)))
-                 for name in ("prlimit64", "sched_setaffinity", "sched_setparam",
-                              "sched_setscheduler", "sched_setattr")]
-    refusals += [("setpriority", errno.EPERM, ("unless", ((0, (0,)), (1, itself_or_0)))),
-                 ("fcntl", errno.EPERM, ("one_of", 1, (F_SETOWN, F_SETSIG, F_SETOWN_EX))),
-                 ("ioctl", errno.EPERM, ("one_of", 1, tuple(IOCTLS.values()))),
-                 ("open", errno.EPERM, ("truncating_open", 1)),
-                 ("openat", errno.EPERM, ("truncating_open", 2)),
-                 ("openat2", errno.ENOSYS, None)]
-    return refusals
-
-
-def install(refusals):
-    code = b"".join(struct.pack("HBBI", *row) for row in program(refusals))
+def install(refusals, more_numbers=None):
+    code = b"".join(struct.pack("HBBI", *row) for row in program(refusals, more_numbers))
     buffer = ctypes.create_string_buffer(code, len(code))
 
     class Program(ctypes.Structure):
@@ -218,6 +155,3 @@ def install(refusals):
             number = ctypes.get_errno()
             raise OSError(number, f"{what}: {errno.errorcode.get(number, number)}")
 
-
-def forbid_new_processes():
-    install(NEW_PROCESSES)

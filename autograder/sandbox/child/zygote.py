@@ -49,11 +49,11 @@ def exit_frame(runtime, status):
     return runtime.pack({"op": "exited", "code": code})
 
 
-def become_child(config, rfd, wfd, report, runtime, launcher):
+def become_child(config, rfd, wfd, report, runtime, launcher, loaded):
     """Runs in A. Never returns."""
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # A waits for B itself
-        launcher.enter(config)
+        launcher.enter(loaded, config)
         launcher.hold_sigterm()
         pid = os.fork()
         if pid:
@@ -70,7 +70,7 @@ def become_child(config, rfd, wfd, report, runtime, launcher):
             if report is not None:
                 os.close(report)
             launcher.release_sigterm()
-            launcher.confine(config)
+            launcher.confine(loaded, config)
             os.environ.clear()
             os.environ.update(config["env"])
             sys.argv = ["-c"]  # the zygote's arguments name the kit's folders
@@ -93,7 +93,7 @@ def read_file(fd):
     return b"".join(chunks)
 
 
-def serve(control, runtime, launcher):
+def serve(control, runtime, launcher, loaded):
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the waiters are reaped automatically
     while True:
         try:
@@ -121,7 +121,7 @@ def serve(control, runtime, launcher):
             control.close()
             if report_r is not None:
                 os.close(report_r)
-            become_child(config, fds[0], fds[1], report_w, runtime, launcher)
+            become_child(config, fds[0], fds[1], report_w, runtime, launcher, loaded)
         for fd in fds:
             os.close(fd)
         child = None
@@ -146,9 +146,10 @@ if __name__ == "__main__":
             pass
 
     launcher_module = load(sys.argv[4], "mhakit_child_launcher")
-    launcher_module.load_layers(os.path.dirname(sys.argv[4]))
+    loaded_layers = launcher_module.Loaded(os.path.dirname(sys.argv[4]))
     runtime_module = load(sys.argv[3], "mhakit_child_runtime")
     if len(sys.argv) > 6:
         with open(sys.argv[6], encoding="utf-8") as handle:
             runtime_module.precompile(handle.read())
-    serve(socket.socket(fileno=int(sys.argv[1])), runtime_module, launcher_module)
+    serve(socket.socket(fileno=int(sys.argv[1])), runtime_module, launcher_module,
+          loaded_layers)

@@ -9,7 +9,9 @@ process outside its domain (ABI 6 and later). Landlock also refuses ptrace, and 
 /proc/<pid>/cwd, root, fd and environ, of processes outside the domain.
 
 Landlock does not hide that a path exists (stat still works); it refuses to open it. The
-grader decides what is readable (see ../confinement.py); this file only applies it.
+grader decides what is readable (../../hidden.py); this layer grants it and no more. It
+is added to every mode where the kernel has it, so that it holds on its own when another
+layer cannot be built.
 """
 
 import ctypes
@@ -34,6 +36,41 @@ FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # rights a 
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.syscall.restype = ctypes.c_long
+ORDER = 30
+
+
+def plan(setting):
+    """The rules: in the jail, all it sees (inside its own root, everything is meant for
+    it) and its scratch to write; without one, the system, Python and the packages it
+    may import, minus the course, and its scratch to write where that is bounded (else
+    nothing: an unbounded folder is read-only)."""
+    version = setting.landlock_abi
+    if not version:
+        return None
+    if setting.mode.namespaces:
+        return {"abi": version, "read": ["/"], "write": ["/scratch", "/dev/null"], "list": [],
+                "listable": []}
+    scratch, bounded = str(setting.folder), setting.scratch_bounded
+    granted = setting.grants
+    return {"abi": version, "write": [scratch] * bounded + ["/dev/null"],
+            "read": granted["read"] + list(setting.devices) + [scratch] * (not bounded),
+            "list": granted["list"], "listable": setting.listable(granted["list"])}
+
+
+def describe(section):
+    version = section["abi"]
+    return [f"Landlock (ABI {version}): opens files only of the system, Python and numpy, "
+            "writes only its scratch folder",
+            "Landlock: no TCP bind or connect" if version >= 4
+            else f"Landlock ABI {version} has no network rule (ABI 4 has)",
+            "Landlock: no signals or abstract sockets outside its domain" if version >= 6
+            else f"Landlock ABI {version} has no signal scope (ABI 6 has)"] + [
+        f"Landlock: the names in {path} can be listed, not opened"
+        for path in section["listable"]]
+
+
+def apply(section, _plan):
+    restrict(section["read"], section["write"], section["abi"], section["list"])
 
 
 class RulesetAttr(ctypes.Structure):

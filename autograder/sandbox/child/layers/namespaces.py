@@ -22,6 +22,27 @@ MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 KEPT_FLAGS = MS_NODEV | MS_NOEXEC | 1024 | 2048 | 4096  # ... | noatime | nodiratime | relatime
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+ORDER = 20
+
+
+def plan(setting):
+    """The jail's root: what it binds and links from the host, what it covers."""
+    if not setting.mode.namespaces:
+        return None
+    links, binds = setting.links_and_binds
+    return {"user": setting.mode.namespaces == "user", "root": str(setting.folder),
+            "uid": setting.uid, "links": links, "binds": binds,
+            "cover": setting.covered(binds), "tmpfs_bytes": setting.limits.scratch_bytes}
+
+
+def describe(section):
+    said = ["user namespace: the grader's own uid, no capabilities"] if section["user"] else []
+    return said + ["mount namespace: only /usr, Python and numpy are visible, read-only",
+                   "PID, IPC and UTS namespaces of its own", "network namespace: no network"]
+
+
+def apply(section, _plan):
+    build_root(section)
 
 
 def _call(result, what):
@@ -44,10 +65,10 @@ def mount(source, target, fstype, flags, data=None):
                      flags, data and data.encode()), f"mount {target}")
 
 
-def enter(user):
+def enter(section):
     """New namespaces for this process; the next child it forks is PID 1 of the new PID
-    namespace. With ``user``, first a user namespace that maps this process's own ids."""
-    uid, gid = os.geteuid(), os.getegid()
+    namespace. For an ordinary user, first a user namespace that maps its own ids."""
+    user, uid, gid = section["user"], os.geteuid(), os.getegid()
     flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
     _call(LIBC.unshare(flags | (CLONE_NEWUSER if user else 0)), "unshare")
     if user:
@@ -77,7 +98,7 @@ def cover(target):
 
 
 def build_root(config):
-    """Mount the child's root and step into it; return the scratch folder's path inside."""
+    """Mount the child's root and step into it, at its scratch folder."""
     mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing below leaks to the host
     root = config["root"]
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, f"size={config['tmpfs_bytes']},mode=755")
@@ -95,4 +116,3 @@ def build_root(config):
     os.chdir(root)
     os.chroot(".")
     os.chdir("/scratch")
-    return "/scratch"

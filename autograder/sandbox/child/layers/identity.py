@@ -14,6 +14,33 @@ LINUX_CAPABILITY_VERSION_3 = 0x20080522
 PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+ORDER = 40  # after Landlock: its rules' paths are opened as the grader
+
+
+def plan(setting):
+    """A uid of the pool's; or no capabilities, for a user namespace and for root that
+    keeps its uid (with them, it could load a kernel module from memory, past every
+    other layer)."""
+    if setting.mode.pool_uid:
+        return {"uid": setting.uid}
+    user_namespace = setting.mode.namespaces == "user"
+    if user_namespace or os.geteuid() == 0:
+        return {"drop_capabilities": True, "user_namespace": user_namespace}
+    return None
+
+
+def describe(section):
+    if "uid" in section:
+        return ["unprivileged uid and gid of its own, no supplementary groups"]
+    # in a user namespace, the namespaces layer says it
+    return [] if section["user_namespace"] else ["the grader's uid (root) without any capability"]
+
+
+def apply(section, _plan):
+    if "uid" in section:
+        become(section["uid"], section["uid"])
+    else:
+        drop_capabilities()
 
 
 class CapHeader(ctypes.Structure):
