@@ -5,7 +5,7 @@ graded in a process of its own, through both doors (grade_notebook, which `mhaki
 calls, and nbgrader's AutogradeApp with the course's config), in each mode: root's jail, the user
 namespace, a uid of the pool, and Landlock alone at each ABI from 1 to 7, with and without
 cgroups. A lower ABI is played as the tests play a machine without namespaces: the plan's
-ruleset is built with that ABI's rights only (child/landlock.py: handled), so the seccomp
+ruleset is built with that ABI's rights only (child/layers/landlock.py: handled), so the seccomp
 layer must cover what the ruleset lacks. Each run checks the grade, the course files'
 modes, owners, times, contents and attributes, what is left in the temporary folder (and
 mounted there), and that no process of the submission outlives its grading.

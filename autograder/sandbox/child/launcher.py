@@ -5,11 +5,10 @@ confines itself layer by layer and execs the child's interpreter; no student cod
 before that. The zygote (zygote.py) runs the same steps in each child it forks.
 
 Each layer is a file of its own in layers/ (their __init__ says what a layer file
-holds), loaded here by its path: the cgroup, namespaces and a root of the child's own,
-its scratch, Landlock, its uid, its resource and process limits, and seccomp's
-refusals. The plan names the layers this machine builds, each with its section, in the
-order they apply; whatever the plan asks for must hold, or the child does not run. The
-refusals of every layer go into one seccomp filter, installed last.
+holds), loaded here by its path, every file there. The plan names the layers this
+machine builds, each with its section, in the order they apply; whatever the plan asks
+for must hold, or the child does not run. The seccomp refusals of every layer go into one
+filter, installed last.
 
 In the namespaces the launcher stays behind as a waiter: the child is PID 1 of its own
 PID namespace, and the waiter kills it when it is asked to end (SIGTERM).
