@@ -34,6 +34,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..settings import pass_on, settings
+from .limits import Limits
 from .plan import MODES
 from .probe import probe
 
@@ -61,7 +62,7 @@ class _Chosen:
     choice: Choice | None = None
 
 
-def candidates():
+def candidates() -> list[str]:
     forced = settings().sandbox
     if forced:
         return [forced] if forced in MODES else []
@@ -70,20 +71,20 @@ def candidates():
     return ["jail", "userns", "uid", "landlock"] if os.geteuid() == 0 else ["userns", "landlock"]
 
 
-def choice(limits):
+def choice(limits: Limits) -> Choice:
     """This process's Choice, probing first if it has not."""
     if _Chosen.choice is None:
         _Chosen.choice = first_that_confines(limits)
     return _Chosen.choice
 
 
-def adopt(taken):
+def adopt(taken: Choice | None) -> None:
     """Take another process's Choice instead of probing (a grading worker's start); None
     forgets this process's own, so that the next child probes again (for tests)."""
     _Chosen.choice = taken
 
 
-def chosen_mode(limits):
+def chosen_mode(limits: Limits) -> str:
     """The strongest mode whose probe child could not reach the course, once per process.
     Raises Unconfined when none could and the risk was not accepted."""
     taken = choice(limits)
@@ -97,13 +98,13 @@ def chosen_mode(limits):
     return "plain"
 
 
-def first_that_confines(limits, modes=None):
+def first_that_confines(limits: Limits, modes: list[str] | None = None) -> Choice:
     """A Choice: the strongest of ``modes`` (by default the candidates) whose probe child
     reached nothing. Each mode tried is explained at INFO level (``mhakit --verbose``)."""
     tried = [mode for mode in (modes or candidates()) if mode != "plain"]
     forced = " (as MHAKIT_SANDBOX asks)" if settings().sandbox else ""
     LOG.info("confinement: trying %s, strongest first%s", ", ".join(tried) or "no mode", forced)
-    problems = []
+    problems: list[str] = []
     for mode in tried:
         probed = probe(mode, limits)
         problems += probed.problems
@@ -118,7 +119,7 @@ def first_that_confines(limits, modes=None):
     return Choice(None, {}, tuple(problems))
 
 
-def unconfined_message(taken, accepted=False):
+def unconfined_message(taken: Choice, accepted: bool = False) -> str:
     why = "; ".join(dict.fromkeys(taken.problems)) or (
         "MHAKIT_SANDBOX=plain asks for none" if settings().sandbox == "plain"
         else "the kit has no confinement on this system" if sys.platform != "linux"
@@ -132,12 +133,10 @@ def unconfined_message(taken, accepted=False):
             "nbgrader_config.py) to accept the risk; every result is then flagged for review")
 
 
-def refusal(allow_unconfined=False, limits=None):
+def refusal(allow_unconfined: bool = False, limits: Limits | None = None) -> str | None:
     """Why grading must not start here (nothing can hide the course from student code),
     or None. For the doors to ask once, before the first notebook; accepting the risk is
     passed on to worker processes through the environment."""
-    from .limits import Limits
-
     if allow_unconfined:
         pass_on(allow_unconfined=True)
     try:
@@ -147,7 +146,7 @@ def refusal(allow_unconfined=False, limits=None):
     return None
 
 
-def confined(limits):
+def confined(limits: Limits) -> bool:
     """Is the child confined here (any mode but plain)? For tests and benchmarks."""
     try:
         return chosen_mode(limits) != "plain"
@@ -155,6 +154,6 @@ def confined(limits):
         return False
 
 
-def jail_works(limits):
+def jail_works(limits: Limits) -> bool:
     """Is the strongest mode, root's jail, in force here?"""
     return confined(limits) and chosen_mode(limits) == "jail"

@@ -6,6 +6,7 @@ Each layer is a file of its own in child/layers/ and makes its own section of th
 (see child/layers/__init__.py); this module gathers what they need into a Setting.
 """
 
+import dataclasses
 import functools
 import json
 import os
@@ -81,6 +82,22 @@ class Setting:
         return listable(split)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """How to confine one child: its mode, the layers this machine builds for it (each
+    layer's section, in the order they apply), its environment and the folder that holds
+    the packages it may import. It crosses to the launcher and the zygote as JSON."""
+    mode: str
+    namespaces: str | None
+    layers: dict[str, dict]
+    env: dict[str, str]
+    site: str
+    child_dir: str = str(CHILD_DIR)
+
+    def as_json(self, **more: Any) -> str:
+        return json.dumps(dict(dataclasses.asdict(self), **more))
+
+
 def _links_and_binds(packages):
     """What the jail shows, each at the path it has on the host, so that a child forked
     from the zygote (which has already imported numpy) finds modules it imports later at
@@ -95,8 +112,9 @@ def _links_and_binds(packages):
             binds.append((str(path), f"/{name}"))
     return links, binds
 
+
 @functools.lru_cache(maxsize=1)
-def landlock_abi():
+def landlock_abi() -> int:
     if sys.platform != "linux" or not settings().landlock:
         return 0
     from .child.layers import landlock
@@ -104,10 +122,10 @@ def landlock_abi():
     return landlock.abi()
 
 
-def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None,
-         scratch_tmpfs=False):
-    """How to confine one child in ``mode`` (a name of MODES): the JSON that the launcher
-    and the zygote read. ``root`` is its jail's root where the mode has namespaces, else
+def plan(mode: str, limits: Limits, env: dict[str, str], uid: int | None = None,
+         root: Any = None, scratch: Any = None, cgroup: Any = None,
+         scratch_tmpfs: bool = False) -> Plan:
+    """How to confine one child in ``mode`` (a name of MODES). ``root`` is its jail's root where the mode has namespaces, else
     ``scratch`` its folder, on which a tmpfs of ``limits.scratch_bytes`` is mounted when
     ``scratch_tmpfs``; ``cgroup`` (see cgroups.py), the submission's."""
     spec = MODES[mode]
@@ -120,13 +138,12 @@ def plan(mode, limits, env, uid=None, root=None, scratch=None, cgroup=None,
         env = dict(env, HOME="/scratch", TMPDIR="/scratch", PATH="/usr/bin:/bin")
     else:
         env = dict(env, HOME=str(scratch), TMPDIR=str(scratch), MPLCONFIGDIR=str(scratch))
-    return {"mode": mode, "namespaces": spec.namespaces, "child_dir": str(CHILD_DIR),
-            "env": env, "site": str(student_site(limits.packages)),
-            "layers": {name: section for name, section in sections.items()
-                       if section is not None}}
+    return Plan(mode, spec.namespaces,
+                {name: section for name, section in sections.items() if section is not None},
+                env, str(student_site(limits.packages)))
 
 
-def child_environment():
+def child_environment() -> dict[str, str]:
     """What every child finds in its environment: none of the grader's own variables but
     PATH and the machine's BLAS fixes."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
@@ -142,7 +159,8 @@ def child_environment():
     return env
 
 
-def child_plan(mode, limits, env, folder, pool_uid=None, cgroup=None):
+def child_plan(mode: str, limits: Limits, env: dict[str, str], folder: Any,
+               pool_uid: int | None = None, cgroup: Any = None) -> Plan:
     """``plan`` for one child in a fresh ``folder``: its jail's root where the mode has
     namespaces, else its scratch folder, then made over to the uid it runs as.
     ``pool_uid`` is the uid lent from the pool, for the modes that take one."""
@@ -156,11 +174,11 @@ def child_plan(mode, limits, env, folder, pool_uid=None, cgroup=None):
     return plan(mode, limits, env, uid=uid, scratch=folder, cgroup=cgroup, scratch_tmpfs=bounded)
 
 
-def describe(config, facts=None):
+def describe(config: Plan, facts: dict | None = None) -> list[str]:
     """The layers a plan builds, in plain words, for the result; with ``facts``, what the
     mode's probe child found it could and could not do."""
     said = list(COMMON_LAYERS)
-    for name, section in config["layers"].items():
+    for name, section in config.layers.items():
         said += LAYERS[name].describe(section)
     if facts:
         said.append("probed: the child " + ", ".join(
@@ -169,20 +187,15 @@ def describe(config, facts=None):
         if facts.get("tried"):
             said.append("probed, and each refused on the course's files or the grader's "
                         "process: " + ", ".join(facts["tried"]))
-    if config["mode"] == "plain":
+    if config.mode == "plain":
         said.append("UNCONFINED: student code runs as the grader's own user and can read "
                     "what the grader can")
     return said
 
 
-def section(config, name):
-    """A layer's section of a plan, or None where the plan does not build it."""
-    return config["layers"].get(name)
-
-
-def launcher_command(config, runtime_source, fds=(), extra=()):
+def launcher_command(config: Plan, runtime_source: str, fds: Any = (),
+                     extra: Any = ()) -> list[str]:
     """Start a child afresh: the launcher confines itself, then execs Python on the runtime."""
     argv = [str(PYTHON_BINARY), "-I", "-S", "-c", runtime_source, *map(str, fds), *extra,
-            config["site"]]
-    return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE,
-            json.dumps(dict(config, argv=argv))]
+            config.site]
+    return [str(PYTHON_BINARY), "-I", "-S", "-c", LAUNCHER_SOURCE, config.as_json(argv=argv)]

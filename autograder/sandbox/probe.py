@@ -18,10 +18,12 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .child import seccomp
+from .limits import Limits
 from .hidden import course_paths, sentinels
-from .plan import LAYERS, MODES, child_environment, child_plan, launcher_command
+from .plan import LAYERS, MODES, Mode, child_environment, child_plan, launcher_command
 from .scratch import remove_tree
 from .student_site import PYTHON_BINARY, readable_roots
 from .uids import pool_uid_for
@@ -111,22 +113,22 @@ class Probed:
     problems: list = field(default_factory=list)
 
 
-def code_for(mode):
+def code_for(mode: Mode) -> str:
     """The probe child's code for a Mode: the common part, then each wanted layer's."""
     probes = [layer.PROBE for layer in LAYERS.values()
               if getattr(layer, "PROBE", "") and getattr(layer, "wanted", lambda _mode: True)(mode)]
     return PROBE + "".join(probes) + ANSWER
 
 
-def layer_numbers(machine):
+def layer_numbers(machine: str) -> dict[str, int]:
     """The numbers of the calls that layers name beyond seccomp's own."""
-    found = {}
+    found: dict[str, int] = {}
     for layer in LAYERS.values():
         found.update(getattr(layer, "CALLS", {}).get(machine, {}))
     return found
 
 
-def probe_targets(packages=("numpy",)):
+def probe_targets(packages: tuple[str, ...] = ("numpy",)) -> dict[str, Any]:
     """What the probe child tries: the files it was told of (hidden.sentinels: the
     reference, the hidden checks) and a few in every hidden folder must not open; the
     course's folders must not list, nor take a new file."""
@@ -183,7 +185,7 @@ def _some_files(folder, roots, count=8):
     return found
 
 
-def probe(mode, limits):
+def probe(mode: str, limits: Limits) -> Probed:
     """Start one child in ``mode`` (a name of MODES) the way a submission's starts: a
     Probed, ok if it ran numpy and reached nothing of the course. Tried twice, in case
     the machine was only busy."""
@@ -206,8 +208,8 @@ def probe(mode, limits):
         other.wait()
 
 
-def _probe_with(mode, limits, targets):
-    spec, problems = MODES[mode], []
+def _probe_with(mode: str, limits: Limits, targets: dict[str, Any]) -> Probed:
+    spec, problems = MODES[mode], list[str]()
     for _attempt in range(2):  # once more only if the machine was too busy to answer
         folder = Path(tempfile.mkdtemp(prefix="mhakit-probe-"))
         try:
@@ -215,12 +217,12 @@ def _probe_with(mode, limits, targets):
                 config = child_plan(mode, limits, child_environment(), folder, pool_uid=uid)
                 mode_said = {"name": mode, "namespaces": spec.namespaces,
                              "pool_uid": spec.pool_uid}
-                secrets = dict(targets, mode=mode_said, layers=config["layers"])
+                secrets = dict(targets, mode=mode_said, layers=config.layers)
                 command = launcher_command(config, code_for(spec), extra=[json.dumps(secrets)])
                 done = subprocess.run(command, capture_output=True, text=True, timeout=60)
             answer = _last_json(done.stdout)
             if done.returncode == 0 and answer.get("sum") == 2.0:
-                landlock = config["layers"].get("landlock") or {}
+                landlock = config.layers.get("landlock") or {}
                 seen = list(answer.get("seen") or []) + _listed_too_much(
                     answer.get("listed"), skip=landlock.get("listable", ()),
                     packages=limits.packages)
@@ -238,7 +240,7 @@ def _probe_with(mode, limits, targets):
     return Probed(problems=problems)
 
 
-def could_line(mode, seen):
+def could_line(mode: str, seen: list[str]) -> str:
     """One line for what a probe child could do: the first two in full, then the name of
     each other call (or "read", "list"...) it got through."""
     shown = {entry.split(" ", 1)[0] for entry in seen[:2]}

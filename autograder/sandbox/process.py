@@ -344,7 +344,7 @@ class Zygote:
     def spawn(self, config, fds):
         """(the child, the keys of the batches it holds: what the zygote held at the fork)."""
         with self.lock:
-            socket.send_fds(self.socket, [json.dumps(config).encode()], list(fds))
+            socket.send_fds(self.socket, [config.as_json().encode()], list(fds))
             reply = self.socket.recv(4096)
             held = frozenset(self.preloaded)
         if not reply:

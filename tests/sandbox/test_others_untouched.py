@@ -110,7 +110,7 @@ def played_at(abi, monkeypatch, filtered=True):
 
     def played(*args, **kwargs):
         config = planned(*args, **kwargs)
-        layers = config["layers"]
+        layers = config.layers
         layers["landlock"] = dict(layers["landlock"], abi=min(abi, plan.landlock_abi()))
         if not filtered:
             del layers["others_untouched"], layers["no_sockets"]
@@ -161,7 +161,7 @@ def test_each_probe_lists_what_it_tried_and_the_result_says_so(monkeypatch):
     assert any(layer.startswith("probed, and each refused") and "chmod" in layer
                for layer in layers)
     for mode in ("uid", "plain"):
-        assert "others_untouched" not in plan.plan(mode, Limits(), {}, scratch="/tmp/nowhere")["layers"]
+        assert "others_untouched" not in plan.plan(mode, Limits(), {}, scratch="/tmp/nowhere").layers
 
 
 GRADE_AN_ATTACK = """\

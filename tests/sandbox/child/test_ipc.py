@@ -70,7 +70,7 @@ def test_without_an_ipc_namespace_the_child_makes_none_and_reaches_none_of_the_g
     try:
         before = segments()
         config, seen = run_in("landlock", theirs)
-        assert "ipc" in config["layers"]
+        assert "ipc" in config.layers
         assert set(seen.values()) == {"EPERM"}, seen
         assert segments() == before  # nothing left behind, and the grader's still there
     finally:
@@ -82,7 +82,7 @@ def test_the_layer_is_described_where_it_is_built_and_only_there():
                         ("userns", False), ("plain", False)):
         config = plan.plan(mode, Limits(), {}, uid=None, root="/tmp/nowhere",
                            scratch="/tmp/nowhere")
-        assert ("ipc" in config["layers"]) == built, mode
+        assert ("ipc" in config.layers) == built, mode
         assert (ipc.SAID in plan.describe(config)) == built, mode
 
 
@@ -91,7 +91,7 @@ def test_a_plan_that_lost_the_layer_is_refused_naming_the_call(monkeypatch):
 
     def without_ipc(*args, **kwargs):
         config = planned(*args, **kwargs)
-        del config["layers"]["ipc"]
+        del config.layers["ipc"]
         return config
 
     monkeypatch.setattr(probe, "child_plan", without_ipc)

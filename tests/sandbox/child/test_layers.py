@@ -30,7 +30,7 @@ def test_the_launcher_loads_the_same_layers_by_path_in_the_plans_order():
     assert set(loaded.layers) == set(LAYERS)
     for mode in plan.MODES:
         config = plan.plan(mode, Limits(), {}, root="/tmp/nowhere", scratch="/tmp/nowhere")
-        names = list(config["layers"])
+        names = list(config.layers)
         assert names == sorted(names, key=lambda name: LAYERS[name].ORDER), mode
         assert "rlimits" in names and "scratch" in names, mode
 
