@@ -281,7 +281,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
 
 
 def sandbox_processes():
-    from autograder.sandbox.confinement import UID_BASE
+    from autograder.sandbox.uids import UID_BASE
 
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
