@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .child import seccomp
+from .child.launcher import numbers_of
 from .limits import Limits
 from .hidden import course_paths, sentinels
 from .plan import LAYERS, MODES, Mode, child_environment, child_plan, launcher_command
@@ -120,14 +121,6 @@ def code_for(mode: Mode) -> str:
     return PROBE + "".join(probes) + ANSWER
 
 
-def layer_numbers(machine: str) -> dict[str, int]:
-    """The numbers of the calls that layers name beyond seccomp's own."""
-    found: dict[str, int] = {}
-    for layer in LAYERS.values():
-        found.update(getattr(layer, "CALLS", {}).get(machine, {}))
-    return found
-
-
 def probe_targets(packages: tuple[str, ...] = ("numpy",)) -> dict[str, Any]:
     """What the probe child tries: the files it was told of (hidden.sentinels: the
     reference, the hidden checks) and a few in every hidden folder must not open; the
@@ -141,7 +134,7 @@ def probe_targets(packages: tuple[str, ...] = ("numpy",)) -> dict[str, Any]:
     writable = [p for p in dict.fromkeys(["/tmp", "/var/tmp", "/dev/shm", tempfile.gettempdir()])
                 if os.path.isdir(p)]
     machine = os.uname().machine
-    numbers = dict(seccomp.ARCHES[machine][1], **layer_numbers(machine)) if seccomp.WORKS else {}
+    numbers = dict(seccomp.ARCHES[machine][1], **numbers_of(LAYERS.values(), machine)) if seccomp.WORKS else {}
     return {"grader": os.getpid(), "read": files, "list": folders,
             "write": folders[:-1] + writable,
             "touch": _as_they_are(files), "numbers": numbers, "other": None}

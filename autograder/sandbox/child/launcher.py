@@ -35,13 +35,14 @@ class Loaded:
         self.layers = {name[:-3]: _load(where, name[:-3]) for name in sorted(os.listdir(where))
                        if name.endswith(".py") and name != "__init__.py"}
 
-    def numbers(self):
-        """This architecture's numbers of the calls that layers add to seccomp's."""
-        machine = os.uname().machine
-        found = {}
-        for layer in self.layers.values():
-            found.update(getattr(layer, "CALLS", {}).get(machine, {}))
-        return found
+
+def numbers_of(layers, machine):
+    """The numbers, on ``machine``, of the calls that ``layers`` add to seccomp's (their
+    CALLS)."""
+    found = {}
+    for layer in layers:
+        found.update(getattr(layer, "CALLS", {}).get(machine, {}))
+    return found
 
 
 def _load(folder, name):
@@ -108,7 +109,8 @@ def confine(loaded, config):
     for name, section in config["layers"].items():
         refusals += loaded.layers[name].apply(section, config) or []
     if refusals:
-        loaded.seccomp.install(list(dict.fromkeys(refusals)), loaded.numbers())
+        loaded.seccomp.install(list(dict.fromkeys(refusals)),
+                               numbers_of(loaded.layers.values(), os.uname().machine))
     die_with_parent()  # again: a change of uid clears it
 
 
