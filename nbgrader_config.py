@@ -75,7 +75,7 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.ClearHiddenTests",
 ]
 
-# `nbgrader export`: one row per student for the exercise, whichever language's assignment
+# `nbgrader export`: one row per student for each exercise, whichever language's assignment
 # they submitted (both: the later counts, and the row says so), the auto-graded score out
 # of 100, the written answers apart as extra credit (autograder/integrations/export.py).
 c.ExportApp.plugin_class = "autograder.integrations.export.ExerciseExport"

@@ -23,6 +23,12 @@ their parent package (``from ..framework import ...``), here as in the release.
 ``release_layout.json``, ``shipped/fingerprints.json`` and ``shipped/known_answers.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
+A course may hold several exercises: ``MHAKIT_EXERCISE`` names their folders, with
+os.pathsep between them as in PATH, and the kit's own are always there. The first named
+is the one that ``mhakit`` commands build and grade (``current``); nbgrader grades each
+assignment by the exercise whose ``ASSIGNMENTS`` name it (``for_assignment``), and a
+result names its own (``of_result``).
+
 The engine reads every function's name from here and never writes one of its own. An
 exercise that breaks these promises does not load, and the error names each one: a
 function that its reference or ``cases.py`` lacks, cases of no function, a quiz name or key
@@ -33,6 +39,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -311,21 +318,63 @@ def _open(folder):
 
 
 def load(folder=None):
-    """The exercise in ``folder``; by default the one ``MHAKIT_EXERCISE`` names, else the
-    package's own."""
-    folder = folder or settings().exercise or BUILT_IN / DEFAULT
+    """The exercise in ``folder``; by default the first that ``MHAKIT_EXERCISE`` names,
+    else the package's own."""
+    folder = folder or _first(settings().exercise) or BUILT_IN / DEFAULT
     return _load(Path(folder).resolve())
 
 
+def _first(folders):
+    """The first of MHAKIT_EXERCISE's folders (os.pathsep between them, as in PATH)."""
+    return next((folder for folder in (folders or "").split(os.pathsep) if folder), None)
+
+
 def current():
-    """The exercise this process grades and builds (``MHAKIT_EXERCISE``, else the kit's)."""
+    """The exercise this process grades and builds by default: the first that
+    ``MHAKIT_EXERCISE`` names, else the kit's."""
     return _current(exercise_folder())
 
 
 @lru_cache(maxsize=8)
-def _current(folder):
+def _current(folders):
     # Asked for many times per result (titles, parts, points): resolved once per folder.
-    return load(folder)
+    return load(_first(folders))
+
+
+def course_exercises():
+    """Every exercise a course may hold: those ``MHAKIT_EXERCISE`` names, then the kit's
+    own (exercises/)."""
+    listed = [Path(folder).resolve()
+              for folder in (exercise_folder() or "").split(os.pathsep) if folder]
+    built_in = sorted(path for path in BUILT_IN.iterdir() if (path / "__init__.py").is_file())
+    return [_load(folder) for folder in dict.fromkeys(listed + built_in)]
+
+
+def for_assignment(assignment):
+    """The exercise that releases ``assignment`` (its ASSIGNMENTS name it): how nbgrader's
+    door grades each assignment of a course that holds several exercises. An assignment
+    that no exercise names is the default exercise's (``current``), as before there could
+    be several."""
+    for exercise in course_exercises():
+        if assignment in exercise.assignments:
+            return exercise
+    return current()
+
+
+def of_result(result):
+    """The exercise a result was graded against (its ``extra_data["exercise"]``)."""
+    name = (result.get("extra_data") or {}).get("exercise")
+    default = current()
+    if name in (None, default.name):
+        return default
+    return _named(name, exercise_folder()) or default
+
+
+@lru_cache(maxsize=8)
+def _named(name, _folders):
+    # Asked for every line of a result's feedback; the folders are part of the key.
+    return next((exercise for exercise in course_exercises() + loaded()
+                 if exercise.name == name), None)
 
 
 def content_files(folder):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Settings:
-    exercise: str | None = None          # MHAKIT_EXERCISE: the exercise's folder
+    exercise: str | None = None          # MHAKIT_EXERCISE: the exercises' folders (os.pathsep)
     sandbox: str | None = None           # MHAKIT_SANDBOX: try this confinement mode only
     hide: tuple = ()                     # MHAKIT_HIDE: more folders no child may read
     landlock: bool = True                # MHAKIT_LANDLOCK=0 leaves Landlock out

@@ -353,3 +353,45 @@ def test_the_gradescope_bundle_carries_the_exercise_and_grades_it_second_exercis
         result = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
         assert result["score"] == expected, student
         assert {t["name"].split(":")[0] for t in result["tests"]} == set(EXERCISE.parts)
+
+
+# ------------------------------------------------------------------ one course, two exercises
+
+@pytest.mark.slow
+def test_one_course_holds_both_exercises_and_nbgrader_grades_each_by_its_own_second_exercise(
+        tmp_path):
+    """MHAKIT_EXERCISE names this exercise, and the kit's own is always there: each
+    assignment is autograded by the exercise that releases it, and the export writes a
+    row per student for each. (Before, every assignment was graded as the exercise that
+    MHAKIT_EXERCISE named.)"""
+    import csv
+
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(REPO / "nbgrader_config.py", course / "nbgrader_config.py")
+    own = load(BUILT_IN / "mha")
+    for command in (MHAKIT + ["--exercise", str(FOLDER)], MHAKIT):
+        done = subprocess.run(command + ["build", "--course", str(course)], capture_output=True,
+                              text=True, timeout=600, env=tool_environment())
+        assert done.returncode == 0, done.stdout + done.stderr
+    for exercise, assignment in ((EXERCISE, ASSIGNMENT), (own, own.default_assignment)):
+        write_sample_class(exercise, course / "assignments" / assignment / exercise.notebook,
+                           course / "submitted", assignment)
+    for assignment in (ASSIGNMENT, own.default_assignment):
+        nbgrader(course, "autograde", assignment, "--force", f"--IsolatedAutograde.seed={SEED}")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        weighted = {s.student_id: s.score for s in gradebook.assignment_submissions(ASSIGNMENT)}
+        kits = {s.student_id: s.score
+                for s in gradebook.assignment_submissions(own.default_assignment)}
+    assert weighted["alice_correct"] == TOTAL and weighted["carol_unimplemented"] == 0
+    assert kits["alice_correct"] == own.total
+    assert len(set(kits.values())) > 1  # graded, not all alike
+    nbgrader(course, "export", "--to", "grades.csv")
+    with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    by_exercise = {(row["assignment"], row["student_id"]): float(row["score"]) for row in rows}
+    assert by_exercise[(EXERCISE.name, "alice_correct")] == TOTAL
+    assert by_exercise[(own.name, "alice_correct")] == own.total
+    assert {row["assignment"] for row in rows} == {EXERCISE.name, own.name}

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import __version__
 from ..phases import NOTES, PLANNING, READING, measuring, phase, rounded
-from ..exercise import current
+from ..exercise import current, of_result
 from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..sandbox.hidden import hide
 from ..selfcheck.framework import HIDDEN
@@ -223,14 +223,15 @@ def file_hash(path):
     return digest.hexdigest()[:16]
 
 
-def grade_notebook(path, seed=None, limits=None, language=None):
-    return read_and_grade(path, seed, limits, language)[0]
+def grade_notebook(path, seed=None, limits=None, language=None, exercise=None):
+    return read_and_grade(path, seed, limits, language, exercise)[0]
 
 
-def read_and_grade(path, seed=None, limits=None, language=None):
-    """(result, the notebook as read, or None when it could not be read). The feedback
-    speaks ``language`` when given, else the notebook's own."""
-    notebook, exercise = None, current()
+def read_and_grade(path, seed=None, limits=None, language=None, exercise=None):
+    """(result, the notebook as read, or None when it could not be read), graded against
+    ``exercise`` (by default ``current()``). The feedback speaks ``language`` when given,
+    else the notebook's own."""
+    notebook, exercise = None, exercise or current()
     with measuring() as watch:
         try:
             with phase(READING):
@@ -242,9 +243,9 @@ def read_and_grade(path, seed=None, limits=None, language=None):
         # A reason why a file is unreadable may quote the file: it is cleaned like a result
         # of grade_cells, valid UTF-8 and bounded.
         except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
-            result = clean(unreadable(unreadable_reason(error), seed))
+            result = clean(unreadable(unreadable_reason(error), seed, exercise))
         else:
-            result = grade_cells(cells, seed, limits, tampering, language)
+            result = grade_cells(cells, seed, limits, tampering, language, exercise)
         with phase(READING):
             result["extra_data"]["submission_hash"] = file_hash(path)  # lets a run resume
         result["extra_data"]["seconds"] = rounded(watch.total())
@@ -272,7 +273,7 @@ def _titles(language, exercise):
 def title_of(test, result):
     """A test's name as the student reads it: in the result's language. (results.json
     keeps the English name in both, for scripts.)"""
-    titles = _titles(decide(result["extra_data"].get("language")), current())
+    titles = _titles(decide(result["extra_data"].get("language")), of_result(result))
     return titles.get(test["name"], test["name"])
 
 
@@ -320,7 +321,7 @@ def free_checks_heading(result, part):
     """Why the 0-point checks of ``part`` that failed cost nothing, naming the functions
     before it that lost points: the checks of a part run only what the notebook taught
     up to it, so the mistake that fails them is in one of those or in ``part`` itself."""
-    exercise, extra = current(), result["extra_data"]
+    exercise, extra = of_result(result), result["extra_data"]
     language = decide(extra.get("language"))
     earned = extra.get("parts", {})
     names = exercise.function_names

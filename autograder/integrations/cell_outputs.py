@@ -6,21 +6,22 @@ outputs: full marks for plain output, partial credit from an ``execute_result`` 
 holds the points, zero for an error. Outputs here are plain nbformat 4 dicts.
 """
 
-from ..exercise import current
+from ..exercise import current, of_result
 from ..grader.grading import part_summary
 
 
-def test_cell_part(grade_id):
-    """The part whose test cell has this grade id ("test_<part>"), or None."""
-    parts = current().parts
+def test_cell_part(grade_id, exercise=None):
+    """The part of ``exercise`` (by default ``current()``) whose test cell has this grade
+    id ("test_<part>"), or None."""
+    parts = (exercise or current()).parts
     if isinstance(grade_id, str) and grade_id.startswith("test_"):
         part = grade_id[len("test_"):]
         return part if part in parts else None
     return None
 
 
-def part_max(part):
-    return current().part_points(part)
+def part_max(part, exercise=None):
+    return (exercise or current()).part_points(part)
 
 
 def test_cell_outputs(part, cell_points, result):
@@ -30,7 +31,7 @@ def test_cell_outputs(part, cell_points, result):
     tampering = result["extra_data"].get("tampering")
     if tampering:
         summary = "⚠ changed where it should not be: " + "; ".join(tampering) + "\n" + summary
-    earned = round(score / part_max(part) * float(cell_points), 6)
+    earned = round(score / part_max(part, of_result(result)) * float(cell_points), 6)
     if earned <= 0:
         return [{"output_type": "error", "ename": "NotPassing",
                  "evalue": _first_failure(part, result), "traceback": summary.splitlines()}]

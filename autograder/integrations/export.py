@@ -1,10 +1,12 @@
-"""``nbgrader export`` for the kit's exercise: one row per student, whichever language.
+"""``nbgrader export`` for the kit's exercises: one row per student and exercise, whichever
+language.
 
-The exercise is released once per language (``current().assignments``: ``mha`` and
+An exercise is released once per language (its ``assignments``: ``mha`` and
 ``mha_en``, separate nbgrader assignments with the same cells and points), and a student
 submits one of them. nbgrader's CsvExportPlugin writes a row per student per assignment,
 one of them 0. ``ExerciseExport`` (``c.ExportApp.plugin_class`` in nbgrader_config.py)
-writes one row per student, named after the exercise:
+writes one row per student for each exercise of the course (one, unless MHAKIT_EXERCISE
+names several), named after the exercise:
 
 - the submission that counts, in ``submitted``: the later one (by nbgrader's timestamp)
   when a student submitted both languages, and ``status`` says so;
@@ -28,7 +30,7 @@ import sys
 
 from nbgrader.plugins.export import ExportPlugin
 
-from ..exercise import current
+from ..exercise import course_exercises, current, for_assignment
 
 COLUMNS = ("assignment", "submitted", "duedate", "timestamp", "student_id", "last_name",
            "first_name", "email", "raw_score", "late_submission_penalty", "score",
@@ -43,12 +45,15 @@ class ExerciseExport(ExportPlugin):
     """One row per student for the exercise, out of its total, written answers apart."""
 
     def export(self, gradebook):
-        destination, exercise = self.to or "grades.csv", current()
+        destination, chosen = self.to or "grades.csv", listed(self.assignment)
         try:
-            rows = exercise_rows(gradebook, exercise, listed(self.assignment),
-                                 listed(self.student))
-            self.log.info("Exporting %s grades of %d students to %s", exercise.name,
-                          len(rows), destination)
+            rows = []
+            for exercise in exercises_of(gradebook, chosen):
+                own = [name for name in chosen if for_assignment(name) is exercise]
+                found = exercise_rows(gradebook, exercise, own, listed(self.student))
+                self.log.info("Exporting %s grades of %d students to %s", exercise.name,
+                              len(found), destination)
+                rows += found
             write_rows(destination, rows)
         except ExportRefused as refused:
             print(f"mha-kit export: {refused}", file=sys.stderr)
@@ -67,6 +72,17 @@ def listed(values):
         else:
             names.append(text)
     return [name for name in names if name]
+
+
+def exercises_of(gradebook, chosen):
+    """The exercises whose grades to write: those of the ``--assignment`` names, else each
+    exercise of the course that the gradebook holds an assignment of (the default one
+    when it holds none, which then says what is missing)."""
+    if chosen:
+        return list(dict.fromkeys(for_assignment(name) for name in chosen))
+    held = {assignment.name for assignment in gradebook.assignments}
+    found = [exercise for exercise in course_exercises() if held & set(exercise.assignments)]
+    return found or [current()]
 
 
 def exercise_rows(gradebook, exercise, assignments=(), students=()):

@@ -10,7 +10,7 @@ per-function text is what nbgrader's generate_feedback shows in each test cell.
 
 import html
 
-from ..exercise import current
+from ..exercise import of_result
 from ..grader.grading import part_summary
 from ..selfcheck.wording import decide, pick
 
@@ -24,7 +24,7 @@ WORDS = {
 
 
 def _words(result):
-    language, exercise = decide(result["extra_data"].get("language")), current()
+    language, exercise = decide(result["extra_data"].get("language")), of_result(result)
     words = dict(WORDS[language])
     words["title"] = words["title"].format(name=exercise.name, title=pick(exercise.title,
                                                                          language))
@@ -36,7 +36,7 @@ def feedback_parts(result):
     Working the summaries out is most of writing feedback, so a caller that writes
     both files works them out once and hands them to each."""
     found = []
-    for part in current().parts:
+    for part in of_result(result).parts:
         tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
         if tests:
             earned = sum(t["score"] for t in tests)

@@ -29,12 +29,12 @@ def refusal_before_grading(*, allow_unconfined=False, allow_shared=False, course
 
 
 def confinement_refusal(allow_unconfined=False):
-    """Why nothing here can hide the course from student code, or None. The exercise
-    loads first, so that the probe child tries to read its reference too."""
-    from ..exercise import current
+    """Why nothing here can hide the course from student code, or None. The course's
+    exercises load first, so that the probe child tries to read their references too."""
+    from ..exercise import course_exercises
     from ..sandbox.confinement import refusal
 
-    current()
+    course_exercises()
     return refusal(allow_unconfined)
 
 

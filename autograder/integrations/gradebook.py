@@ -20,6 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ..exercise import of_result
 from ..grader.result import Status, status_of
 from ..selfcheck.cells import carries, grade_id_of, in_nbformat_shape, nbgrader_meta
 from .cell_outputs import test_cell_outputs, test_cell_part
@@ -92,7 +93,7 @@ def autograded_notebook(submitted, stored_cells, result):
                 cell.update(outputs=[], execution_count=None)
             notebook["cells"].append(cell)
     for cell in notebook["cells"]:
-        part = test_cell_part(grade_id_of(cell))
+        part = test_cell_part(grade_id_of(cell), of_result(result))
         if part is not None and cell["cell_type"] == "code":
             cell["outputs"] = test_cell_outputs(part, cell["metadata"]["nbgrader"].get(
                 "points", 0), result)

@@ -20,7 +20,7 @@ from nbgrader.preprocessors import (ClearHiddenTests, ClearSolutions, NbGraderPr
 from traitlets import Bool, Integer
 
 from ..authoring.build import build_notebook
-from ..exercise import current
+from ..exercise import for_assignment
 from ..grader.grading import grade_cells, needs_review, unreadable, unreadable_reason
 from ..grader.result import Status, status_of
 from ..grader.tampering import collect_findings, expected_layout, find_tampering
@@ -90,12 +90,18 @@ class BoundedNotebookReader(NotebookExporter):
         return self.from_notebook_node(nbformat.from_dict(notebook), resources=resources, **kw)
 
 
+def assignment_exercise(resources):
+    """The exercise of the assignment nbgrader is grading: a course may hold several
+    (MHAKIT_EXERCISE names their folders), and each assignment is graded by its own."""
+    return for_assignment((resources.get("nbgrader") or {}).get("assignment"))
+
+
 class DetectTampering(NbGraderPreprocessor):
     """First of the sanitizing steps: look at the notebook as the student left it,
     before nbgrader's OverwriteCells quietly restores the locked cells."""
 
     def preprocess(self, nb, resources):
-        exercise = current()
+        exercise = assignment_exercise(resources)
         unreadable_because = nb.metadata.pop(UNREADABLE_STASH, None)
         findings = [] if unreadable_because else find_tampering(nb, exercise)
         # What the kit's collect refused or flagged in this submission's folder.
@@ -213,7 +219,7 @@ class IsolatedAutograde(NbGraderPreprocessor):
         student = resources.get("nbgrader", {}).get("student", "?")
         tampering = nb.metadata.pop(STASH, None)
         cells = nb.metadata.pop(CELLS_STASH, None)
-        exercise = current()
+        exercise = assignment_exercise(resources)
         if not isinstance(tampering, list):  # the sanitizing step did not run
             tampering, cells = find_tampering(nb, exercise), None
             try:
@@ -221,12 +227,14 @@ class IsolatedAutograde(NbGraderPreprocessor):
             except ValueError:
                 pass
         if isinstance(cells, dict):  # BoundedNotebookReader could not read the file
-            result = unreadable(str(cells.get("unreadable")), self.seed)
+            result = unreadable(str(cells.get("unreadable")), self.seed, exercise)
         elif cells is None:
-            result = unreadable("this file is not a Jupyter notebook in format 4", self.seed)
+            result = unreadable("this file is not a Jupyter notebook in format 4", self.seed,
+                                exercise)
         else:
             result = grade_cells([(str(cell_id), str(source)) for cell_id, source in cells],
-                                 self.seed, tampering=tampering, language=decide(None, nb))
+                                 self.seed, tampering=tampering, language=decide(None, nb),
+                                 exercise=exercise)
         extra = result["extra_data"]
         resources["mhakit"] = {"review": needs_review(extra)}
         if status_of(extra) is not Status.GRADED:
@@ -236,9 +244,9 @@ class IsolatedAutograde(NbGraderPreprocessor):
                           result["score"], extra["max_score"], extra["seed"],
                           ", ".join(extra.get("isolation", [])))
         for cell in nb.cells:
-            part = test_cell_part(grade_id_of(cell))
+            part = test_cell_part(grade_id_of(cell), exercise)
             if cell.cell_type == "code" and part is not None:
-                points = nbgrader_meta(cell).get("points", part_max(part))
+                points = nbgrader_meta(cell).get("points", part_max(part, exercise))
                 cell.outputs = [nbformat.from_dict(output)
                                 for output in test_cell_outputs(part, points, result)]
                 cell.execution_count = None

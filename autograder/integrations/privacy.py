@@ -92,9 +92,10 @@ def targets(course):
 def answer_roots():
     """The folders of the answers as imported: each loaded exercise's package and its
     reference's package, outside the course or in it."""
-    from ..exercise import current, loaded
+    from ..exercise import course_exercises, loaded
 
-    folders = [path for exercise in [current(), *loaded()] for path in exercise.hidden_paths()]
+    folders = [path for exercise in [*course_exercises(), *loaded()]
+               for path in exercise.hidden_paths()]
     return list(dict.fromkeys(Path(path).resolve() for path in folders))
 
 
