@@ -42,7 +42,7 @@ class ExportRefused(Exception):
 
 
 class ExerciseExport(ExportPlugin):
-    """One row per student for the exercise, out of its total, written answers apart."""
+    """One row per student for each exercise, out of its total, written answers apart."""
 
     def export(self, gradebook):
         destination, chosen = self.to or "grades.csv", listed(self.assignment)
