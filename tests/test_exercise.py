@@ -1,6 +1,7 @@
 """autograder/exercise.py: exercises are content, and the engine names none of their functions."""
 
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -150,3 +151,23 @@ def test_a_course_build_writes_nothing_into_the_kit(tmp_path):
     assert [f.name for f in folders] == ["mha", "mha_en"]
     assert (folders[0] / "mhakit_student" / "exercise" / "checks.py").is_file()
     assert snapshot() == before
+
+
+def test_a_course_of_several_exercises_finds_each_assignments_own(monkeypatch):
+    """MHAKIT_EXERCISE names folders as PATH does; the kit's own exercise is always there,
+    and each assignment, and each result, finds the exercise it belongs to."""
+    from autograder.exercise import course_exercises, current, for_assignment, of_result
+
+    second = Path(__file__).resolve().parent / "second_exercise"
+    monkeypatch.setenv("MHAKIT_EXERCISE", f"{second}{os.pathsep}")  # an empty entry too
+    weighted = load(second)
+    assert current() is weighted  # the first named: what `mhakit` commands build and grade
+    assert [exercise.name for exercise in course_exercises()] == [weighted.name, EXERCISE.name]
+    for assignment in weighted.assignments:
+        assert for_assignment(assignment) is weighted
+    for assignment in EXERCISE.assignments:
+        assert for_assignment(assignment).name == EXERCISE.name
+    assert for_assignment("no-such-assignment") is weighted  # as before: the default
+    assert of_result({"extra_data": {"exercise": EXERCISE.name}}).name == EXERCISE.name
+    assert of_result({"extra_data": {"exercise": weighted.name}}) is weighted
+    assert of_result({"extra_data": {}}) is weighted
