@@ -59,3 +59,26 @@ def test_the_calls_a_layer_numbers_are_not_numbered_otherwise_by_seccomp():
                      if known.get(call, number) != number or (call not in known and number
                                                                in known.values())}
             assert not clash, (name, machine, clash)
+
+
+def test_a_layer_that_cannot_be_built_stops_the_child_before_its_code_runs(tmp_path):
+    """Whatever the plan asks for must hold: here the submission's cgroup is not there."""
+    import dataclasses
+    import subprocess
+
+    from autograder.sandbox import scratch, uids
+
+    folder = tmp_path / "child"
+    folder.mkdir()
+    mode = plan.MODES["landlock"]
+    with uids.pool_uid_for(mode) as uid:
+        config = plan.child_plan(mode.name, Limits(), plan.child_environment(), folder,
+                                 pool_uid=uid)
+    lost = {"procs": [str(tmp_path / "no-cgroup" / "cgroup.procs")], "said": "a cgroup"}
+    broken = dataclasses.replace(config, layers={"cgroup": lost, **config.layers})
+    for each, expect_ran in ((config, True), (broken, False)):
+        done = subprocess.run(plan.launcher_command(each, "print('student code ran')"),
+                              capture_output=True, text=True, timeout=60)
+        assert ("student code ran" in done.stdout) == expect_ran, done.stderr[-500:]
+    assert done.returncode != 0 and "FileNotFoundError" in done.stderr
+    scratch.remove_tree(folder)
