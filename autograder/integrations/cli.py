@@ -319,15 +319,17 @@ def main(argv=None):
     except ValueError as error:
         print(f"mhakit: {error}", file=sys.stderr)
         return 2
-    folder = args.exercise or given.exercise
-    if folder:
+    # --exercise first (what this command builds or grades), then the course's others.
+    folders = [args.exercise] * bool(args.exercise) + [
+        folder for folder in (given.exercise or "").split(os.pathsep) if folder]
+    for folder in folders:
         try:
             load(folder)
         except (OSError, ValueError, ImportError) as error:
             print(f"mhakit: exercise {folder}: {error}", file=sys.stderr)
             return 2
-        # The grading workers and nbgrader's subprocesses read it too.
-        pass_on(exercise=str(Path(folder).resolve()))
+    if folders:  # the grading workers and nbgrader's subprocesses read it too
+        pass_on(exercise=os.pathsep.join(dict.fromkeys(str(Path(f).resolve()) for f in folders)))
     return args.run(args)
 
 

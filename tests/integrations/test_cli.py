@@ -11,6 +11,7 @@ import pytest
 
 from autograder.integrations.sinks.grades_csv import csv_columns
 from autograder.integrations.cli import main, ungraded_line, unwritable_folder
+from tests.attacks.corpus import REPO
 
 CSV_COLUMNS = csv_columns()
 
@@ -270,3 +271,20 @@ def test_the_command_line_skips_rfc3987_syntax_and_nbformat_still_validates():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused"
+
+
+def test_several_exercises_in_mhakit_exercise_load_and_exercise_goes_first(
+        monkeypatch, tmp_path, capsys):
+    """MHAKIT_EXERCISE read as PATH is: each folder loads, and the command's --exercise
+    is the first of them for its workers and nbgrader's subprocesses."""
+    from autograder.exercise import BUILT_IN
+
+    second = (REPO / "tests" / "second_exercise").resolve()
+    kits = (BUILT_IN / "mha").resolve()
+    monkeypatch.setenv("MHAKIT_EXERCISE", f"{second}{os.pathsep}{kits}")
+    assert main(["--exercise", str(kits), "grade", str(tmp_path / "nothing-here")]) == 2
+    assert "mhakit: exercise" not in capsys.readouterr().err  # the path's own error
+    assert os.environ["MHAKIT_EXERCISE"] == os.pathsep.join([str(kits), str(second)])
+    monkeypatch.setenv("MHAKIT_EXERCISE", f"{second}{os.pathsep}{tmp_path / 'no-exercise'}")
+    assert main(["grade", str(tmp_path / "nothing-here")]) == 2
+    assert f"mhakit: exercise {tmp_path / 'no-exercise'}" in capsys.readouterr().err
