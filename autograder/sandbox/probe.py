@@ -5,10 +5,11 @@ The probe child tries to read the reference, the hidden checks and the grader's 
 (hidden.sentinels), to list or write the grader's working folder and the folders every
 uid may write to; then each layer that the mode must have tries what that layer refuses
 (its ``PROBE``, see child/layers/__init__.py), whether or not the plan built it. Its
-code may use ``secrets`` (below), ``plan`` (the child's plan), ``seen`` (what got through:
-the mode is not used), ``tried``, ``attempt(name, what, call, errnos)``, ``raw(name,
-*args)`` (a system call by its name), ``closed(fd)``, ``rings()`` (io_uring, once) and the
-modules os, socket, ctypes, errno, resource and struct.
+code may use ``secrets`` (``probe_targets``, and ``mode`` and ``layers``: the mode and the
+plan's sections), ``seen`` (what got through: the mode is not used), ``tried``,
+``attempt(name, what, call, errnos)``, ``raw(name, *args)`` (a system call by its name),
+``closed(fd)``, ``rings()`` (io_uring, once) and the modules os, socket, ctypes, errno,
+resource and struct.
 """
 
 import json
@@ -134,7 +135,8 @@ def probe_targets(packages: tuple[str, ...] = ("numpy",)) -> dict[str, Any]:
     writable = [p for p in dict.fromkeys(["/tmp", "/var/tmp", "/dev/shm", tempfile.gettempdir()])
                 if os.path.isdir(p)]
     machine = os.uname().machine
-    numbers = dict(seccomp.ARCHES[machine][1], **numbers_of(LAYERS.values(), machine)) if seccomp.WORKS else {}
+    numbers = dict(seccomp.ARCHES[machine][1], **numbers_of(LAYERS.values(), machine)) if (
+        seccomp.WORKS) else {}
     return {"grader": os.getpid(), "read": files, "list": folders,
             "write": folders[:-1] + writable,
             "touch": _as_they_are(files), "numbers": numbers, "other": None}
@@ -182,8 +184,9 @@ def probe(mode: str, limits: Limits) -> Probed:
     """Start one child in ``mode`` (a name of MODES) the way a submission's starts: a
     Probed, ok if it ran numpy and reached nothing of the course. Tried twice, in case
     the machine was only busy."""
-    from .plan import landlock_abi
+    from . import plan  # at call time: a test plays another kernel by replacing landlock_abi
 
+    landlock_abi = plan.landlock_abi
     if mode == "landlock" and not landlock_abi():
         return Probed(problems=["landlock: this kernel offers no Landlock"])
     if mode == "uid" and not landlock_abi():
