@@ -5,7 +5,7 @@ imported, and the grader imports it as a module of this package.
 A layer file says everything about its layer:
 
 - ``ORDER``: when it applies, lowest first (the cgroup before the root moves; the uid
-  after Landlock, whose rules the grader's uid opens; the limits last);
+  after Landlock, whose rules the grader's uid opens; the resource limits after the uid);
 - ``plan(setting)``, the grader's side: its section of the child's plan, a dict that
   crosses as JSON, or None where the mode does not build it. ``setting`` is the
   sandbox's Setting (../../plan.py): the mode, the limits, the folder, the uid;
@@ -16,10 +16,10 @@ A layer file says everything about its layer:
 - ``enter(section)``, optional, in the process that stays behind as the waiter, before
   it forks the child;
 - ``describe(section)``: the layer in plain words, for every result;
-- ``wanted(mode)`` and ``PROBE``, optional: whether the mode must have the layer, built
-  or not, and what the probe child then tries (Python; ../../probe.py says which names it
-  may use). A mode whose probe child gets through is not used: a plan that lost a layer
-  is refused, not trusted;
+- ``PROBE`` and ``wanted(mode)``, optional: what the probe child tries (Python;
+  ../../probe.py says which names it may use), in the modes that must have the layer,
+  built or not (without ``wanted``: every mode that is probed). A mode whose probe child
+  gets through is not used: a plan that lost a layer is refused, not trusted;
 - ``CALLS``, optional: {architecture: {call: number}} for calls its refusals name that
   ../seccomp.py does not number.
 
