@@ -379,6 +379,12 @@ def test_one_course_holds_both_exercises_and_nbgrader_grades_each_by_its_own_sec
     for exercise, assignment in ((EXERCISE, ASSIGNMENT), (own, own.default_assignment)):
         write_sample_class(exercise, course / "assignments" / assignment / exercise.notebook,
                            course / "submitted", assignment)
+    # `mhakit doctor` looks at every exercise the course holds, each out of its own total.
+    doctor = subprocess.run(MHAKIT + ["doctor", "--course", str(course)], capture_output=True,
+                            text=True, timeout=600, env=exercise_environment())
+    for assignment in (*EXERCISE.assignments, *own.assignments):
+        assert f"{assignment}: source and release are fresh" in doctor.stdout, doctor.stdout
+    assert f"out of {2 * TOTAL + 2 * own.total:g}" in doctor.stdout, doctor.stdout
     for assignment in (ASSIGNMENT, own.default_assignment):
         nbgrader(course, "autograde", assignment, "--force", f"--IsolatedAutograde.seed={SEED}")
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:

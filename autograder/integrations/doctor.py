@@ -76,7 +76,9 @@ def load_config(folders):
 
 
 def findings(course, exercise, *, humans=None):
-    """Every check's finding for the course folder ``course``."""
+    """Every check's finding for the course folder ``course``: its assignments of
+    ``exercise`` and of every other exercise of the course that it holds a source of."""
+    from ..exercise import course_exercises
     from .privacy import other_humans
 
     course = Path(course).resolve()
@@ -91,12 +93,18 @@ def findings(course, exercise, *, humans=None):
     exchange = Path(mine.get("Exchange", "root", DEFAULT_EXCHANGE))
     # Without a course_id in the config, students name the course: `--course mha-kit`.
     course_id = mine.get("CourseDirectory", "course_id", "") or "mha-kit"
-    assignments = [name for name in exercise.assignments if (course / "source" / name).is_dir()]
+    built = {}  # {exercise: its assignments with a source here}, the command's own first
+    for each in [exercise, *course_exercises()]:
+        names = [name for name in each.assignments if (course / "source" / name).is_dir()]
+        if each is exercise or names:
+            built.setdefault(each, names)
+    assignments = [name for names in built.values() for name in names]
     return [config_finding(course, mine), *exchange_findings(exchange, course_id, humans),
             students_finding(exchange, theirs, humans, course), privacy_finding(course),
             confinement_finding(), *gradebook_findings(course, mine, assignments),
-            *release_findings(course, exercise, assignments, exchange / course_id),
-            totals_finding(assignments)]
+            *[finding for each, names in built.items()
+              for finding in release_findings(course, each, names, exchange / course_id)],
+            totals_finding({name: each.total for each, names in built.items() for name in names})]
 
 
 def config_finding(course, config):
@@ -260,16 +268,17 @@ def stale_part(course, exercise, assignment, exchange_course):
     return None
 
 
-def totals_finding(assignments):
+def totals_finding(totals):
     """formgrader's student totals add up every assignment in the gradebook; nbgrader has
-    no setting that changes it."""
-    if len(assignments) < 2:
-        return Finding("formgrader", "one assignment: formgrader shows students out of 100")
-    return Finding("formgrader", f"formgrader's Manage Students adds up {' and '.join(assignments)}"
-                   f", so each student reads out of {100 * len(assignments)} there though "
-                   "they take one language; a student's own page and `nbgrader export` give "
-                   "the exercise out of 100. A course in one language: `mhakit build "
-                   "--language zh` (or en) and no other", note=True)
+    no setting that changes it. ``totals``: {assignment: its exercise's total}."""
+    if len(totals) < 2:
+        out_of = f"{sum(totals.values()):g}" if totals else "the exercise's total"
+        return Finding("formgrader", f"one assignment: formgrader shows students out of {out_of}")
+    return Finding("formgrader", f"formgrader's Manage Students adds up {' and '.join(totals)}"
+                   f", so each student reads out of {sum(totals.values()):g} there though "
+                   "they take one language of each exercise; a student's own page and "
+                   "`nbgrader export` give each exercise out of its own total. A course in "
+                   "one language: `mhakit build --language zh` (or en) and no other", note=True)
 
 
 def run(course, exercise, out=print):
