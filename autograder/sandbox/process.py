@@ -408,8 +408,6 @@ def close_spare():
 
 
 atexit.register(close_spare)
-# Workers of a process pool end without atexit; multiprocessing's own finaliser runs.
-multiprocessing.util.Finalize(None, close_spare, exitpriority=10)
 
 
 class Teardown:
@@ -454,3 +452,7 @@ def start_class_worker(choice):
     process probed (confinement.adopt), and children ended in the background."""
     confinement.adopt(choice)
     ENDINGS.in_background()
+    # A pool's worker ends without atexit, and it starts with the finalisers that its
+    # forkserver registered cleared: closing its spare is registered here, as it starts.
+    # (Registered at import, it never ran, and each worker left its spare's folder.)
+    multiprocessing.util.Finalize(None, close_spare, exitpriority=10)

@@ -324,3 +324,24 @@ def test_the_grading_workers_take_the_main_process_probe_and_do_not_probe_again(
     assert len(isolation) >= 4
     for student, layers in isolation.items():
         assert any("what only the main process heard" in layer for layer in layers), student
+
+
+# It looks at every grading child's folder in the machine's temporary folder: alone, or
+# another test's children are taken for ones this run left.
+@pytest.mark.serial
+def test_a_class_run_leaves_no_childs_folder_behind(course, tmp_path):
+    """Each grading worker keeps a spare child, started for the next notebook; the last
+    spare goes when the worker ends. (Its finaliser, registered in the forkserver, was
+    cleared in every worker, and each run left one folder per worker in /tmp.)"""
+    import tempfile
+
+    def folders():
+        return set(Path(tempfile.gettempdir()).glob("mhakit-child-*"))
+
+    before = folders()
+    for jobs in ("1", "2"):
+        done = subprocess.run(MHAKIT + [str(course / "submitted"), "--out",
+                                        str(tmp_path / f"out{jobs}"), "--quiet", "--jobs", jobs],
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        assert folders() - before == set(), jobs
