@@ -61,7 +61,6 @@ class Setting:
     scratch_bounded: bool = False
     landlock_abi: int = 0
     seccomp: bool = False
-    devices: tuple = tuple(DEVICES)
 
     @cached_property
     def links_and_binds(self):
@@ -73,13 +72,11 @@ class Setting:
 
     @cached_property
     def grants(self):
-        """What Landlock lets it read and list: the readable roots, minus the course."""
+        """What Landlock lets it read (the readable roots, minus the course, and DEVICES)
+        and list, and the course's paths whose names it may therefore list."""
         granted = grants(tuple(readable_roots(self.limits.packages)), tuple(course_paths()))
-        return {kind: list(paths) for kind, paths in granted.items()}  # the plan's own
-
-    @staticmethod
-    def listable(split):
-        return listable(split)
+        return {"read": list(granted["read"]) + DEVICES, "list": list(granted["list"]),
+                "listable": listable(granted["list"])}
 
 
 @dataclass(frozen=True)

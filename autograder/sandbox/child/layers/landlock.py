@@ -53,8 +53,8 @@ def plan(setting):
     scratch, bounded = str(setting.folder), setting.scratch_bounded
     granted = setting.grants
     return {"abi": version, "write": [scratch] * bounded + ["/dev/null"],
-            "read": granted["read"] + list(setting.devices) + [scratch] * (not bounded),
-            "list": granted["list"], "listable": setting.listable(granted["list"])}
+            "read": granted["read"] + [scratch] * (not bounded),
+            "list": granted["list"], "listable": granted["listable"]}
 
 
 def describe(section):
