@@ -362,8 +362,8 @@ def for_assignment(assignment):
 
 
 def of_result(result):
-    """The exercise a result was graded against (its ``extra_data["exercise"]``)."""
-    name = (result.get("extra_data") or {}).get("exercise")
+    """The exercise a Result was graded against (its ``extra["exercise"]``)."""
+    name = result.extra.get("exercise")
     default = current()
     if name in (None, default.name):
         return default

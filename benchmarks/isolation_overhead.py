@@ -58,6 +58,7 @@ import numpy as np
 
 from autograder.exercise import current
 from autograder.grader.grading import grade_cells, ordered_checks, seeded
+from autograder.grader.result import Status
 from autograder.selfcheck.framework import InProcessStudent
 from autograder.selfcheck.notebook import run_cells
 from autograder.selfcheck.runner import run_check
@@ -147,10 +148,10 @@ def grade_in_process(cells, seed):
 
 def grade_isolated(cells, seed):
     result = grade_cells(cells, seed=seed)
-    extra = result["extra_data"]
-    if extra["status"] == "grading failed":
+    extra = result.extra
+    if result.status is Status.FAILED:
         raise RuntimeError(f"grading failed: {extra.get('error')}")
-    return result["score"], extra["isolation"], extra["confinement"]
+    return result.score, extra["isolation"], extra["confinement"]
 
 
 def numpy_changes(before):

@@ -14,6 +14,7 @@ import pytest
 from autograder.authoring.build import write_source
 from autograder.exercise import BUILT_IN, load
 from autograder.grader.grading import graders_hash, ordered_checks, seeded
+from autograder.grader.result import Result
 from autograder.grader.planning import plan, same_call
 from autograder.selfcheck.framework import Checks
 from tests.mha_exercise import EXERCISE
@@ -168,6 +169,6 @@ def test_a_course_of_several_exercises_finds_each_assignments_own(monkeypatch):
     for assignment in EXERCISE.assignments:
         assert for_assignment(assignment).name == EXERCISE.name
     assert for_assignment("no-such-assignment") is weighted  # as before: the default
-    assert of_result({"extra_data": {"exercise": EXERCISE.name}}).name == EXERCISE.name
-    assert of_result({"extra_data": {"exercise": weighted.name}}) is weighted
-    assert of_result({"extra_data": {}}) is weighted
+    assert of_result(Result(0, (), {"exercise": EXERCISE.name})).name == EXERCISE.name
+    assert of_result(Result(0, (), {"exercise": weighted.name})) is weighted
+    assert of_result(Result(0, ())) is weighted

@@ -1,7 +1,7 @@
 """Grading one submission: run every check against the isolated student, score it.
 
-The result is a dict in Gradescope's results.json schema (``score``, ``tests[]``),
-with the kit's own facts (seed, versions, isolation layers) under ``extra_data``.
+The result is a ``Result`` (see result.py): its score, an ``Outcome`` per check, and the
+kit's own facts (seed, versions, isolation layers) in its ``extra``.
 """
 
 import hashlib
@@ -19,12 +19,12 @@ from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..sandbox.hidden import hide
 from ..selfcheck.framework import HIDDEN
 from ..selfcheck.notebook import graded_cells_of
-from ..selfcheck.notebook_file import clean, read_notebook
+from ..selfcheck.notebook_file import read_notebook
 from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED, consistent
 from ..selfcheck.wording import decide, pick
 from .hidden_checks import hidden_checks
 from .planning import batch_groups, plan, run_planned
-from .result import Status, graded_status, status_of
+from .result import Outcome, Result, Status
 from .imports import import_notes, slow_imports
 from .style import style_notes
 from .tampering import collect_findings, find_tampering
@@ -104,7 +104,7 @@ def _prepared_for(seed, exercise):
 
 
 def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exercise=None):
-    """Grade code cells [(cell id, source)]; return a results.json dict, its feedback in
+    """Grade code cells [(cell id, source)]; return a Result, its feedback in
     ``language`` ("zh" or "en") where a diagnosis names a mistake.
 
     Never raises for anything a submission does: a failure of the grading itself is
@@ -116,13 +116,14 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exer
         try:
             result = _grade(cells, seed, limits, list(tampering), language, exercise)
         except Exception as error:  # noqa: BLE001 - one submission must not stop a batch
-            result = _result([], seed, {"error": f"{type(error).__name__}: {error}"}, exercise)
-            result["extra_data"]["status"] = Status.FAILED.value
-            result["output"] = f"mha-kit could not grade this submission: {type(error).__name__}"
-        result["extra_data"]["seconds"] = rounded(watch.total())  # see phases.py
+            result = replace(
+                _result([], seed, {"error": f"{type(error).__name__}: {error}"}, exercise),
+                status=Status.FAILED,
+                output=f"mha-kit could not grade this submission: {type(error).__name__}")
+        result = result.with_extra(seconds=rounded(watch.total()))  # see phases.py
     # Student code writes into the result (exception text, load errors): on both doors
     # every string is valid UTF-8 and bounded before any file or gradebook holds it.
-    return clean(result)
+    return result.cleaned()
 
 
 def isolated_student(cells, exercise, limits=None):
@@ -135,24 +136,15 @@ def isolated_student(cells, exercise, limits=None):
 
 
 def _grade(cells, seed, limits, tampering, language, exercise):
-    tests = []
     checks = ordered_checks(exercise)
     with isolated_student(cells, exercise, limits) as student:
         with phase(PLANNING):
             plans, encoded = prepared_for(seed, exercise)
         results = consistent(run_planned(checks, plans, student, seeded(seed), encoded,
                                          language, exercise))
-        for chk, result in zip(checks, results):
-            tests.append({
-                "name": chk.name,
-                "score": result.score,
-                "max_score": chk.points,
-                "status": result.status,
-                "output": result.message or "passed",
-                "visibility": VISIBILITY[chk.tier],
-            })
-            if result.tags:  # diagnosed mistakes, as "<function>/<what went wrong>"
-                tests[-1]["tags"] = list(result.tags)
+        tests = [Outcome(chk.name, result.score, chk.points, result.status,
+                         result.message or "passed", VISIBILITY[chk.tier], tuple(result.tags))
+                 for chk, result in zip(checks, results)]
         with phase(NOTES):
             notes = {"style": style_notes(cells, exercise, language),
                      "imports": import_notes(cells, exercise, language)}
@@ -165,14 +157,15 @@ def _grade(cells, seed, limits, tampering, language, exercise):
 UNCONFINED_NOTE = "graded unconfined: student code could read the course"
 
 
-def needs_review(extra):
+def needs_review(result):
     """Why a person should look at a grade, one line each (tampering, a failure, grading
     without confinement); empty when nothing calls for it. Both doors flag these."""
     from ..selfcheck.notebook_file import one_line
 
+    extra = result.extra
     problems = list(extra.get("tampering") or [])
-    if status_of(extra) is not Status.GRADED:
-        problems.append(one_line(f"{extra['status']}: {extra.get('error') or '?'}", 300))
+    if result.status is not Status.GRADED:
+        problems.append(one_line(f"{result.status.value}: {extra.get('error') or '?'}", 300))
     if extra.get("confinement") == "plain":
         problems.append(UNCONFINED_NOTE)
     return problems
@@ -180,27 +173,17 @@ def needs_review(extra):
 
 def _result(tests, seed, extra, exercise=None):
     exercise = exercise or current()
-    parts = {part: sum(t["score"] for t in tests if t["name"].startswith(part + ":"))
-             for part in exercise.parts}
-    notes = [label for label, key in (("crashes", "crashes"), ("tampering", "tampering"))
-             if extra.get(key)] + (["unconfined"] if extra.get("confinement") == "plain" else [])
-    status = graded_status(notes)
-    return {
-        "score": round(sum(t["score"] for t in tests), 6),
-        "tests": tests,
-        "extra_data": dict(extra, seed=seed, parts=parts, status=status,
-                           mhakit_version=__version__, exercise=exercise.name,
-                           graders_hash=graders_hash(exercise),
-                           max_score=sum(t["max_score"] for t in tests)),
-    }
+    parts = {part: sum(t.score for t in tests if t.part == part) for part in exercise.parts}
+    return Result(round(sum(t.score for t in tests), 6), tuple(tests),
+                  dict(extra, seed=seed, parts=parts, mhakit_version=__version__,
+                       exercise=exercise.name, graders_hash=graders_hash(exercise),
+                       max_score=sum(t.max_score for t in tests)))
 
 
 def unreadable(reason, seed=None, exercise=None):
     """The result for a file that is not a notebook: zero, with the reason."""
-    result = _result([], seed, {"error": reason}, exercise)
-    result["extra_data"]["status"] = Status.UNREADABLE.value
-    result["output"] = f"This submission could not be graded: {reason}"
-    return result
+    return replace(_result([], seed, {"error": reason}, exercise), status=Status.UNREADABLE,
+                   output=f"This submission could not be graded: {reason}")
 
 
 def unreadable_reason(error):
@@ -243,13 +226,12 @@ def read_and_grade(path, seed=None, limits=None, language=None, exercise=None):
         # A reason why a file is unreadable may quote the file: it is cleaned like a result
         # of grade_cells, valid UTF-8 and bounded.
         except Exception as error:  # noqa: BLE001 - a notebook's shape must not stop a batch
-            result = clean(unreadable(unreadable_reason(error), seed, exercise))
+            result = unreadable(unreadable_reason(error), seed, exercise).cleaned()
         else:
             result = grade_cells(cells, seed, limits, tampering, language, exercise)
         with phase(READING):
-            result["extra_data"]["submission_hash"] = file_hash(path)  # lets a run resume
-        result["extra_data"]["seconds"] = rounded(watch.total())
-    return result, notebook
+            result = result.with_extra(submission_hash=file_hash(path))  # lets a run resume
+    return result.with_extra(seconds=rounded(watch.total())), notebook
 
 
 def grade_notebook_bytes(name, data, seed=None, language=None):
@@ -261,10 +243,6 @@ def grade_notebook_bytes(name, data, seed=None, language=None):
         return grade_notebook(path, seed, language=language)
 
 
-def part_scores(result):
-    return result["extra_data"]["parts"]
-
-
 @lru_cache(maxsize=4)
 def _titles(language, exercise):
     return {chk.name: chk.title(language) for chk in ordered_checks(exercise)}
@@ -273,21 +251,21 @@ def _titles(language, exercise):
 def title_of(test, result):
     """A test's name as the student reads it: in the result's language. (results.json
     keeps the English name in both, for scripts.)"""
-    titles = _titles(decide(result["extra_data"].get("language")), of_result(result))
-    return titles.get(test["name"], test["name"])
+    titles = _titles(decide(result.language), of_result(result))
+    return titles.get(test.name, test.name)
 
 
 def part_summary(result, part):
     """Feedback text for one part: each check's outcome, without any hidden input. The
     0-point checks that failed come last, indented under a line that says why they cost
     nothing, so that a ✗ that cost points never looks like one that did not."""
-    tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
-    free = [t for t in tests if not t["max_score"] and t["status"] == FAILED]
+    tests = result.tests_of(part)
+    free = [t for t in tests if not t.max_score and t.status == FAILED]
     lines = [_outcome(test, result) for test in tests if test not in free]
     if free:
         lines.append(free_checks_heading(result, part))
         lines += ["  " + _outcome(test, result) for test in free]
-    extra = result["extra_data"]
+    extra = result.extra
     for notes in (extra.get("imports", {}), extra.get("style", {})):
         if lines and notes.get(part):
             lines.append(notes[part])
@@ -295,9 +273,9 @@ def part_summary(result, part):
 
 
 def _outcome(test, result):
-    mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test["status"], "✗")
-    points = f" [{test['score']:g}/{test['max_score']:g}]" if test["max_score"] else ""
-    detail = "" if test["output"] == "passed" else f" — {test['output']}"
+    mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test.status, "✗")
+    points = f" [{test.score:g}/{test.max_score:g}]" if test.max_score else ""
+    detail = "" if test.output == "passed" else f" — {test.output}"
     return f"{mark} {title_of(test, result)}{points}{detail}"
 
 
@@ -321,9 +299,9 @@ def free_checks_heading(result, part):
     """Why the 0-point checks of ``part`` that failed cost nothing, naming the functions
     before it that lost points: the checks of a part run only what the notebook taught
     up to it, so the mistake that fails them is in one of those or in ``part`` itself."""
-    exercise, extra = of_result(result), result["extra_data"]
-    language = decide(extra.get("language"))
-    earned = extra.get("parts", {})
+    exercise = of_result(result)
+    language = decide(result.language)
+    earned = result.parts
     names = exercise.function_names
     before = names[:names.index(part)] if part in names else ()
     lost = [name for name in before if earned.get(name, 0) < exercise.part_points(name)]

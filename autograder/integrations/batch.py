@@ -1,7 +1,6 @@
 """Grading a folder of submissions: discovery, parallel grading, results on disk."""
 
 import json
-import math
 import multiprocessing
 import os
 import secrets
@@ -24,11 +23,10 @@ from ..phases import WRITING, Stopwatch
 from ..sandbox import confinement
 from ..sandbox.limits import Limits
 from ..sandbox.process import start_class_worker
-from ..grader.result import Status, status_of
+from ..grader.result import Result, Status
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
                               unreadable)
-from ..selfcheck.notebook_file import clean, one_line, read_bounded, scan_json
-from ..selfcheck.wording import LANGUAGES
+from ..selfcheck.notebook_file import one_line, read_bounded, scan_json
 from .sink import Run, Taken
 from .sinks.grades_csv import csv_columns, grade_row
 
@@ -199,8 +197,8 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     # checks are planned once per worker instead of once per submission. A resumed run
     # goes on with the seed of the results it keeps; those of another seed are regraded.
     if seed is None and results:
-        seed = Counter(r["extra_data"]["seed"] for r in results.values()).most_common(1)[0][0]
-        results = {s: r for s, r in results.items() if r["extra_data"]["seed"] == seed}
+        seed = Counter(r.seed for r in results.values()).most_common(1)[0][0]
+        results = {s: r for s, r in results.items() if r.seed == seed}
     run_seed = secrets.randbits(63) if seed is None else seed
     todo = {student: path for student, path in submissions.items() if student not in results}
     book = None
@@ -255,7 +253,7 @@ def _into(places, taken, seed):
         except Exception as error:  # noqa: BLE001 - one student's files, not the class
             taken = replace(taken, result=with_notes(failure(
                 Status.FAILED, f"its results could not be written "
-                f"({type(error).__name__}: {error})", seed), taken.result["extra_data"].get(
+                f"({type(error).__name__}: {error})", seed), taken.result.extra.get(
                     "batch_notes")))
     return taken.result
 
@@ -273,20 +271,20 @@ def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
 def failure(status, reason, seed=None):
     """The result of a student who could not be graded: zero, a status and the reason."""
     status, result = Status(status), unreadable(one_line(reason, 500), seed)
-    result["extra_data"]["status"] = status.value
+    result = replace(result, status=status)
     if status is not Status.UNREADABLE:
-        result["output"] = f"mha-kit could not grade this submission: {one_line(reason, 500)}"
-    return clean(result)
+        result = replace(result, output="mha-kit could not grade this submission: "
+                                        f"{one_line(reason, 500)}")
+    return result.cleaned()
 
 
 def with_notes(result, notes):
     """The result with this run's notes on the student's folder (other notebooks in it,
     a name nbgrader cannot hold), which only the batch sees."""
-    result = dict(result, extra_data=dict(result["extra_data"]))
-    result["extra_data"].pop("batch_notes", None)
+    extra = {key: value for key, value in result.extra.items() if key != "batch_notes"}
     if notes:
-        result["extra_data"]["batch_notes"] = [one_line(note) for note in notes]
-    return result
+        extra["batch_notes"] = [one_line(note) for note in notes]
+    return replace(result, extra=extra)
 
 
 def graded(todo, seed, jobs, dask, book=None, language=None):
@@ -393,10 +391,8 @@ def reusable(results_path, notebook, seed, language=None):
     try:
         data = read_bounded(results_path, MAX_RESULT_BYTES)
         scan_json(data)
-        result = json.loads(data.decode("utf-8"))
-        if not well_formed(result):
-            return None
-        extra = result["extra_data"]
+        result = Result.from_json(json.loads(data.decode("utf-8")))
+        extra = result.extra
         same = (extra.get("submission_hash") == file_hash(notebook)
                 and extra.get("graders_hash") == graders_hash()
                 and extra.get("mhakit_version") == __version__
@@ -404,38 +400,7 @@ def reusable(results_path, notebook, seed, language=None):
                 and (language is None or extra.get("language") == language))
     except Exception:  # noqa: BLE001 - whatever is on disk, the student is graded again
         return None
-    return clean(result) if same else None
-
-
-def _number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def well_formed(result):
-    """Whether ``result`` has the shape every reader of a result relies on."""
-    if not isinstance(result, dict) or not _number(result.get("score")):
-        return False
-    tests, extra = result.get("tests"), result.get("extra_data")
-    if not isinstance(tests, list) or not isinstance(extra, dict):
-        return False
-    for test in tests:
-        if not (isinstance(test, dict) and all(isinstance(test.get(k), str) for k in
-                                               ("name", "status", "output"))
-                and _number(test.get("score")) and _number(test.get("max_score"))
-                and all(isinstance(tag, str) for tag in test.get("tags", []))):
-            return False
-    parts = extra.get("parts")
-    seed = extra.get("seed")
-    try:
-        status_of(extra)
-    except ValueError:  # a status no grader writes
-        return False
-    return (isinstance(parts, dict) and all(_number(v) for v in parts.values())
-            and _number(extra.get("max_score"))
-            and isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 1 << 64
-            and extra.get("language", "zh") in LANGUAGES
-            and isinstance(extra.get("style", {}), dict)
-            and all(isinstance(v, str) for v in extra.get("style", {}).values()))
+    return result.cleaned() if same else None
 
 
 def short_headers():

@@ -26,9 +26,10 @@ def part_max(part, exercise=None):
 
 def test_cell_outputs(part, cell_points, result):
     """The outputs of the test cell of ``part`` (worth ``cell_points``) for ``result``."""
-    score = result["extra_data"]["parts"].get(part, 0.0)
-    summary = part_summary(result, part) or result.get("output", "not graded")
-    tampering = result["extra_data"].get("tampering")
+    score = result.parts.get(part, 0.0)
+    summary = part_summary(result, part) or (
+        result.output if result.output is not None else "not graded")
+    tampering = result.extra.get("tampering")
     if tampering:
         summary = "⚠ changed where it should not be: " + "; ".join(tampering) + "\n" + summary
     earned = round(score / part_max(part, of_result(result)) * float(cell_points), 6)
@@ -45,7 +46,6 @@ def test_cell_outputs(part, cell_points, result):
 def _first_failure(part, result):
     """The output of the first check of ``part`` that cost points, else of the first that
     did not pass: the error's one line names what the score is about."""
-    failed = [t for t in result["tests"] if t["name"].startswith(part + ":")
-              and t["status"] != "passed"]
-    costly = [t for t in failed if t["max_score"]]
-    return next((t["output"] for t in costly + failed), "not graded")
+    failed = [t for t in result.tests_of(part) if t.status != "passed"]
+    costly = [t for t in failed if t.max_score]
+    return next((t.output for t in costly + failed), "not graded")

@@ -71,7 +71,7 @@ def _grade_one(path, args):
               "folder of submissions", file=sys.stderr)
         return 2
     result = grade_notebook(path, seed=args.seed, language=args.language)
-    print(json.dumps(result, indent=1, ensure_ascii=False))
+    print(json.dumps(result.as_json(), indent=1, ensure_ascii=False))
     if ungraded_reason(result):
         print(f"mhakit grade: {path} could not be graded ({ungraded_reason(result)})",
               file=sys.stderr)
@@ -93,7 +93,8 @@ def _grade_folders(paths, args):
             print(f"mhakit grade: {error}", file=sys.stderr)
             return 2
     if args.json:
-        print(json.dumps(results, indent=1, ensure_ascii=False))
+        print(json.dumps({student: result.as_json() for student, result in results.items()},
+                         indent=1, ensure_ascii=False))
     elif not args.quiet:
         wide_console().print(grade_table(results))
     if not args.quiet:
@@ -122,13 +123,12 @@ def unwritable_folder(out):
 
 def ungraded_reason(result):
     """Why a result is not a grade (its status and reason, on one line); None for a grade."""
-    from ..grader.result import Status, status_of
+    from ..grader.result import Status
     from ..selfcheck.notebook_file import one_line
 
-    extra = result["extra_data"]
-    if status_of(extra) is Status.GRADED:
+    if result.status is Status.GRADED:
         return None
-    return one_line(f"{extra['status']}: {extra.get('error') or '?'}", 80)
+    return one_line(f"{result.status.value}: {result.extra.get('error') or '?'}", 80)
 
 
 SHOWN_UNGRADED = 3

@@ -1,4 +1,4 @@
-"""A student's feedback file, in Markdown and in HTML, from one results.json.
+"""A student's feedback file, in Markdown and in HTML, from one Result.
 
 Per function: the points, each check's outcome, a named mistake with its hint, and a style
 note; the 0-point checks that failed come last, under a line that says why they cost
@@ -24,11 +24,15 @@ WORDS = {
 
 
 def _words(result):
-    language, exercise = decide(result["extra_data"].get("language")), of_result(result)
+    language, exercise = decide(result.language), of_result(result)
     words = dict(WORDS[language])
     words["title"] = words["title"].format(name=exercise.name, title=pick(exercise.title,
                                                                          language))
     return words
+
+
+def _why_ungraded(result):
+    return result.output if result.output is not None else result.status_text()
 
 
 def feedback_parts(result):
@@ -37,21 +41,21 @@ def feedback_parts(result):
     both files works them out once and hands them to each."""
     found = []
     for part in of_result(result).parts:
-        tests = [t for t in result["tests"] if t["name"].startswith(part + ":")]
+        tests = result.tests_of(part)
         if tests:
-            earned = sum(t["score"] for t in tests)
-            possible = sum(t["max_score"] for t in tests)
+            earned = sum(t.score for t in tests)
+            possible = sum(t.max_score for t in tests)
             found.append((part, earned, possible, part_summary(result, part)))
     return found
 
 
 def feedback_markdown(student, result, parts=None):
-    words, extra = _words(result), result["extra_data"]
+    words = _words(result)
     lines = [f"# {words['title']}: {student}", "",
-             f"**{words['total']}: {result['score']:g} / {extra['max_score']:g}**", ""]
-    if not result["tests"]:
-        lines += [f"{words['unreadable']}: {result.get('output', extra.get('status'))}", ""]
-    lines += [f"{words['note']}: {note}\n" for note in extra.get("batch_notes") or ()]
+             f"**{words['total']}: {result.score:g} / {result.max_score:g}**", ""]
+    if not result.tests:
+        lines += [f"{words['unreadable']}: {_why_ungraded(result)}", ""]
+    lines += [f"{words['note']}: {note}\n" for note in result.extra.get("batch_notes") or ()]
     for part, earned, possible, summary in parts or feedback_parts(result):
         heading = f"## {part}" + (f" ({earned:g} / {possible:g})" if possible else "")
         lines += [heading, "", "```", summary, "```", ""]
@@ -59,17 +63,17 @@ def feedback_markdown(student, result, parts=None):
 
 
 def feedback_html(student, result, parts=None):
-    language = decide(result["extra_data"].get("language"))
-    words, extra = _words(result), result["extra_data"]
+    language = decide(result.language)
+    words = _words(result)
     escape = html.escape
     body = [f"<h1>{escape(words['title'])}: {escape(student)}</h1>",
-            f"<p><strong>{escape(words['total'])}: {result['score']:g} / "
-            f"{extra['max_score']:g}</strong></p>"]
-    if not result["tests"]:
+            f"<p><strong>{escape(words['total'])}: {result.score:g} / "
+            f"{result.max_score:g}</strong></p>"]
+    if not result.tests:
         body.append(f"<p>{escape(words['unreadable'])}: "
-                    f"{escape(str(result.get('output', extra.get('status'))))}</p>")
+                    f"{escape(_why_ungraded(result))}</p>")
     body += [f"<p>{escape(words['note'])}: {escape(note)}</p>"
-             for note in extra.get("batch_notes") or ()]
+             for note in result.extra.get("batch_notes") or ()]
     for part, earned, possible, summary in parts or feedback_parts(result):
         points = f" ({earned:g} / {possible:g})" if possible else ""
         body += [f"<h2>{escape(part)}{points}</h2>", f"<pre>{escape(summary)}</pre>"]

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 
 from ..exercise import of_result
-from ..grader.result import Status, status_of
+from ..grader.result import Status
 from ..selfcheck.cells import carries, grade_id_of, in_nbformat_shape, nbgrader_meta
 from .cell_outputs import test_cell_outputs, test_cell_part
 
@@ -143,7 +143,7 @@ def cell_grades(notebook, result):
 
     from ..grader.grading import needs_review
 
-    problems = needs_review(result["extra_data"])
+    problems = needs_review(result)
     grades, comments = {}, {}
     for raw in (notebook or {}).get("cells", []):
         meta = nbgrader_meta(raw)
@@ -468,10 +468,9 @@ class GradebookRun:
         except Exception as error:  # noqa: BLE001 - zeros, flagged for a person, with why
             grades, comments = self._flagged(entry, f"could not read the graded cells "
                                                     f"({type(error).__name__})")
-        extra = result["extra_data"]
-        if status_of(extra) is not Status.GRADED:  # no cells to read: say why
-            grades, comments = self._flagged(entry, f"{extra['status']}: "
-                                                    f"{extra.get('error') or '?'}")
+        if result.status is not Status.GRADED:  # no cells to read: say why
+            grades, comments = self._flagged(entry, f"{result.status.value}: "
+                                                    f"{result.extra.get('error') or '?'}")
         self.writer.record(entry, folder, grades, comments)
 
     def _flagged(self, entry, reason):

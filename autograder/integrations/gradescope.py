@@ -22,21 +22,20 @@ import sys
 import time
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .batch import shown_name
 from ..exercise import content_files, current
 from ..grader.grading import (free_checks_heading, grade_notebook, grade_notebook_bytes,
                               title_of, unreadable)
-from ..grader.result import Status, status_of
+from ..grader.result import Result, Status
 from ..selfcheck.runner import FAILED
 from ..selfcheck.notebook_file import MAX_NOTEBOOK_BYTES, one_line
 from ..selfcheck.wording import pick
 from .gate import confinement_refusal
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_KEYS = ("name", "score", "max_score", "output", "visibility", "tags")
 
 # Both scripts run as root. MHAKIT_AUTOGRADER_ROOT and MHAKIT_PYTHON let the kit's tests
 # run them in a folder laid out like /autograder; the tests also run setup.sh with
@@ -185,19 +184,17 @@ def _exercise_files():
 
 
 def for_gradescope(result):
-    """Gradescope's results.json: its own keys per test, the kit's facts in extra_data.
-    Gradescope shows each test's name to the student, so it is in the notebook's language."""
-    tests = [dict({key: test[key] for key in TEST_KEYS if key in test},
-                  name=title_of(test, result)) for test in result["tests"]]
-    for shown, test in zip(tests, result["tests"]):
-        if not test["max_score"] and test["status"] == FAILED:  # says why it costs nothing
-            part = test["name"].split(":", 1)[0]
-            shown["output"] = free_checks_heading(result, part) + "\n" + test["output"]
-    shaped = {"score": result["score"], "tests": tests, "extra_data": result["extra_data"],
-              "visibility": "after_published", "stdout_visibility": "hidden"}
-    if "output" in result:
-        shaped["output"] = result["output"]
-    return shaped
+    """The result's results.json as Gradescope shows it. Gradescope shows each test's
+    name to the student, so it is in the notebook's language; a test's ``status`` is
+    Gradescope's own word (passed or failed), which the kit's three do not fit, so it is
+    left to the score."""
+    shaped = result.as_json()
+    for shown, test in zip(shaped["tests"], result.tests):
+        del shown["status"]
+        shown["name"] = title_of(test, result)
+        if not test.max_score and test.status == FAILED:  # says why it costs nothing
+            shown["output"] = free_checks_heading(result, test.part) + "\n" + test.output
+    return dict(shaped, visibility="after_published", stdout_visibility="hidden")
 
 
 # --- What a student uploads. Gradescope's spec says only that /autograder/submission holds
@@ -472,9 +469,9 @@ def with_upload_note(result, chosen, which, others, notebook):
     """The result with the upload's notebooks named: which one was graded, when that is not
     the plain ``notebook`` at the top, and the others, in the result's language (an
     unreadable notebook's result is in English)."""
-    extra = result["extra_data"]
-    extra["upload"] = {"graded": chosen.shown, "not_graded": [u.shown for u in others]}
-    language = extra.get("language") or "en"
+    result = result.with_extra(upload={"graded": chosen.shown,
+                                       "not_graded": [u.shown for u in others]})
+    language = result.language or "en"
 
     def say(key, **fields):
         return pick(NOTE[key], language).format(**fields)
@@ -482,7 +479,7 @@ def with_upload_note(result, chosen, which, others, notebook):
     sentences = []
     if chosen.parts != (notebook,) or which:
         among = say("among", which=say(which[0]), count=which[1]) if which else ""
-        graded = "tried" if status_of(extra) is Status.UNREADABLE else "graded"
+        graded = "tried" if result.status is Status.UNREADABLE else "graded"
         sentences.append(say(graded, name=chosen.shown) + among)
     if others:
         names = _listing([u.shown for u in others], say("and"), pick(NOTE["more"], language))
@@ -490,8 +487,8 @@ def with_upload_note(result, chosen, which, others, notebook):
     if sentences:
         said = ("" if language == "zh" else " ").join(
             sentence + say("end") for sentence in sentences)
-        before = result.get("output", "").rstrip(".")
-        result["output"] = f"{before}. {said}" if before else said
+        before = (result.output or "").rstrip(".")
+        result = replace(result, output=f"{before}. {said}" if before else said)
     return result
 
 
@@ -506,12 +503,10 @@ def run(root):
 
 def refused_result(refused):
     """Score 0, and one line for the instructor: why, and how to accept the risk."""
-    result = unreadable(refused)
-    result["extra_data"].update(status=Status.REFUSED.value, confinement=None, isolation=[])
-    result["output"] = one_line(
+    return replace(unreadable(refused).with_extra(confinement=None, isolation=[]),
+                   status=Status.REFUSED, output=one_line(
         f"mha-kit refused to grade here: {refused.rstrip('.')}. On Gradescope, uncomment "
-        "`export MHAKIT_ALLOW_UNCONFINED=1` in run_autograder to accept the risk.", None)
-    return result
+        "`export MHAKIT_ALLOW_UNCONFINED=1` in run_autograder to accept the risk.", None))
 
 
 def write_results(root, result):
@@ -530,9 +525,8 @@ def main(argv):
         run(root)
     except Exception as error:  # noqa: BLE001 - the line in results.json is the report
         why = one_line(f"{type(error).__name__}: {error}", None)
-        write_results(root, {"score": 0, "tests": [], "output": f"mha-kit could not grade "
-                             f"this submission: {why}",
-                             "extra_data": {"status": Status.FAILED.value, "error": why}})
+        write_results(root, Result(0, (), {"error": why}, Status.FAILED,
+                                   f"mha-kit could not grade this submission: {why}"))
     return 0
 
 

@@ -22,7 +22,7 @@ from traitlets import Bool, Integer
 from ..authoring.build import build_notebook
 from ..exercise import for_assignment
 from ..grader.grading import grade_cells, needs_review, unreadable, unreadable_reason
-from ..grader.result import Status, status_of
+from ..grader.result import Status
 from ..grader.tampering import collect_findings, expected_layout, find_tampering
 from ..selfcheck.cells import (FLAGS, grade_id_of, has_nbgrader_entry, in_nbformat_shape,
                                nbgrader_meta, valid_meta)
@@ -235,13 +235,13 @@ class IsolatedAutograde(NbGraderPreprocessor):
             result = grade_cells([(str(cell_id), str(source)) for cell_id, source in cells],
                                  self.seed, tampering=tampering, language=decide(None, nb),
                                  exercise=exercise)
-        extra = result["extra_data"]
-        resources["mhakit"] = {"review": needs_review(extra)}
-        if status_of(extra) is not Status.GRADED:
+        extra = result.extra
+        resources["mhakit"] = {"review": needs_review(result)}
+        if result.status is not Status.GRADED:
             self.log.error("mha-kit could not grade %s: %s", student, extra.get("error"))
         else:
             self.log.info("mha-kit graded %s: %s/%s points (seed %s, %s)", student,
-                          result["score"], extra["max_score"], extra["seed"],
+                          result.score, result.max_score, result.seed,
                           ", ".join(extra.get("isolation", [])))
         for cell in nb.cells:
             part = test_cell_part(grade_id_of(cell), exercise)

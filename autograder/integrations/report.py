@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from ..exercise import current
-from ..grader.result import Status, status_of
+from ..grader.result import Status
 from ..selfcheck.notebook_file import one_line
 
 
@@ -18,9 +18,9 @@ def check_failures(results):
     """[(check name, failed, not implemented, passed)], most often failed first."""
     counts = {}
     for result in results.values():
-        for test in result.get("tests", []):
-            row = counts.setdefault(test["name"], Counter())
-            row[test["status"]] += 1
+        for test in result.tests:
+            row = counts.setdefault(test.name, Counter())
+            row[test.status] += 1
     rows = [(name, c["failed"], c["not yet implemented"], c["passed"]) for name, c in counts.items()]
     return sorted(rows, key=lambda row: (-row[1], -row[2], row[0]))
 
@@ -30,7 +30,7 @@ def diagnosed_mistakes(results):
     mistake, however many checks diagnosed it."""
     students, tests = Counter(), Counter()
     for result in results.values():
-        tags = [tag for test in result.get("tests", []) for tag in test.get("tags", [])]
+        tags = [tag for test in result.tests for tag in test.tags]
         tests.update(tags)
         students.update(set(tags))
     return sorted(((tag, students[tag], tests[tag]) for tag in students),
@@ -41,7 +41,7 @@ def score_histogram(results, total=None):
     """[(low, high, count)] in ten bins from 0 to the exercise's total, which falls in the
     last bin."""
     total = current().total if total is None else total
-    scores = [result["score"] for result in results.values()]
+    scores = [result.score for result in results.values()]
     bins = [(total * i / 10, total * (i + 1) / 10) for i in range(10)]
     return [(low, high, sum(low <= s < high or (high == total and s == total) for s in scores))
             for low, high in bins]
@@ -68,7 +68,7 @@ def write_report(results, out):
         writer.writerow(["mistake", "students", "failed_checks"])
         writer.writerows(mistakes)
     (out / "scores.svg").write_text(histogram_svg(histogram), encoding="utf-8")
-    scores = sorted(result["score"] for result in results.values())
+    scores = sorted(result.score for result in results.values())
     lines = [f"# Class report: {len(results)} submissions", "",
              f"Median score {scores[len(scores) // 2]:g}, lowest {scores[0]:g}, "
              f"highest {scores[-1]:g} (auto-graded points out of {current().total:g}).", "",
@@ -100,16 +100,15 @@ def needs_a_look(results):
     """[(student, status with its reason and notes)] for each student who was not graded,
     or whose folder had something to note (other notebooks, a name nbgrader cannot hold)."""
     return [(student, status_line(result)) for student, result in sorted(results.items())
-            if status_of(result["extra_data"]) is not Status.GRADED
-            or result["extra_data"].get("batch_notes")]
+            if result.status is not Status.GRADED or result.extra.get("batch_notes")]
 
 
 def status_line(result):
     """The status, with the reason when the student was not graded and the batch's
     notes: one line, for grades.csv, the table and the report."""
-    extra = result["extra_data"]
-    line = extra["status"]
-    if status_of(extra) is not Status.GRADED and extra.get("error"):
+    extra = result.extra
+    line = result.status_text()
+    if result.status is not Status.GRADED and extra.get("error"):
         line += f": {extra['error']}"
     for note in extra.get("batch_notes") or ():
         line += f"; {note}"

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..grader.result import Result
+
 
 @dataclass(frozen=True)
 class Run:
@@ -26,7 +28,7 @@ class Taken:
     "found"); ``cells``: the graded cells a worker wrote into the gradebook's autograded
     notebook, when it did."""
     student: str
-    result: dict
+    result: Result
     how: str
     notebook: Path | None = None
     cells: dict | None = None

@@ -12,6 +12,7 @@ import pytest
 
 from autograder.sandbox.confinement import choice, chosen_mode, confined
 from autograder.grader.grading import grade_notebook
+from autograder.grader.result import Status
 from tests.mha_exercise import POINTS, QUIZ_POINTS
 from autograder.sandbox import Limits
 
@@ -46,15 +47,15 @@ def test_mhakit_grade_scores_each_attack_as_described(attack, tmp_path, monkeypa
     path = tmp_path / "mha.ipynb"
     path.write_bytes(attack.make())
     result = grade_notebook(path, seed=7)
-    extra = result["extra_data"]
+    extra = result.extra
     if attack.unreadable:
-        assert extra["status"] == "unreadable" and result["score"] == 0
+        assert result.status is Status.UNREADABLE and result.score == 0
         assert extra["error"]
         return
     assert extra["parts"] == expected_parts(attack), extra
-    assert not any("LEAK" in test["output"] for test in result["tests"])  # text echoed back
+    assert not any("LEAK" in test.output for test in result.tests)  # text echoed back
     assert bool(extra["tampering"]) == attack.tampering, extra["tampering"]
-    assert extra["status"].startswith("graded")
+    assert result.status is Status.GRADED
     assert extra["confinement"] == chosen_mode(Limits())
 
 

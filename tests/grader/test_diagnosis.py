@@ -92,8 +92,8 @@ def with_own_pieces(test, function):
     """A 0-point check of another function that is built from the pieces: it runs the
     student's own pieces (the public checks, and the hidden "own pieces" one), so a wrong
     piece may show there as the composite's mistake too."""
-    part = test["name"].split(":")[0]
-    return part != function and part in COMPOSITES and test["max_score"] == 0
+    part = test.name.split(":")[0]
+    return part != function and part in COMPOSITES and test.max_score == 0
 
 
 def test_every_catalogued_mistake_has_a_submission_here():
@@ -141,16 +141,16 @@ def assert_named_only(answers, function, mistake_id, language):
     """Graded, ``answers`` name ``mistake_id`` and nothing else for ``function``."""
     mistake = ALL[mistake_id]
     result = grade_answers(answers, seed=17, language=language)
-    named = {tag for test in result["tests"] if not with_own_pieces(test, function)
-             for tag in test.get("tags", []) if not tag.startswith("general/")}
+    named = {tag for test in result.tests if not with_own_pieces(test, function)
+             for tag in test.tags if not tag.startswith("general/")}
     assert named == {mistake_id}
-    tagged = [t for t in result["tests"] if mistake_id in t.get("tags", [])
+    tagged = [t for t in result.tests if mistake_id in t.tags
               and not with_own_pieces(t, function)]
-    assert tagged and all(t["name"].startswith(function + ":") and t["status"] == "failed"
+    assert tagged and all(t.name.startswith(function + ":") and t.status == "failed"
                           for t in tagged)
-    assert all(mistake.text(language) in t["output"] for t in tagged)
-    assert result["extra_data"]["parts"][function] < sum(
-        t["max_score"] for t in result["tests"] if t["name"].startswith(function + ":"))
+    assert all(mistake.text(language) in t.output for t in tagged)
+    assert result.parts[function] < sum(
+        t.max_score for t in result.tests if t.name.startswith(function + ":"))
 
 
 # Mistakes any function can make, named by the checks themselves:
@@ -188,14 +188,14 @@ def test_general_mistakes_are_named_by_grader_and_self_check(reference_answers, 
     answers = edited(reference_answers, function, edits)
     words = GENERAL_WORDS[mistake_id][language]
     graded = grade_answers(answers, seed=17, language=language)
-    tests = [t for t in graded["tests"] if not with_own_pieces(t, function)]
-    tagged = [t for t in tests if mistake_id in t.get("tags", [])]
-    assert tagged and all(t["name"].startswith(function + ":") and t["status"] == "failed"
-                          and words in t["output"] for t in tagged)
+    tests = [t for t in graded.tests if not with_own_pieces(t, function)]
+    tagged = [t for t in tests if mistake_id in t.tags]
+    assert tagged and all(t.name.startswith(function + ":") and t.status == "failed"
+                          and words in t.output for t in tagged)
     # .tolist() of a single dot product is a Python float, which is float64 too.
     also = {"general/float32-became-float64"} if mistake_id == "general/list-returned" else set()
-    assert {tag for t in tests for tag in t.get("tags", [])} - also == {mistake_id}
-    assert graded["extra_data"]["parts"][function] < sum(POINTS[function])
+    assert {tag for t in tests for tag in t.tags} - also == {mistake_id}
+    assert graded.parts[function] < sum(POINTS[function])
     checked = [r for r in self_check(answers, language) if mistake_id in r.tags
                and r.check.function not in COMPOSITES - {function}]
     assert checked
@@ -204,8 +204,8 @@ def test_general_mistakes_are_named_by_grader_and_self_check(reference_answers, 
 
 def test_a_correct_submission_gets_no_diagnosis(reference_answers):
     result = grade_answers(reference_answers, seed=17)
-    assert result["score"] == 100
-    assert not any(test.get("tags") for test in result["tests"])
+    assert result.score == 100
+    assert not any(test.tags for test in result.tests)
 
 
 # ------------------------------------------------------------ the student's self-check

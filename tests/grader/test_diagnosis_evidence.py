@@ -107,11 +107,11 @@ def test_a_catalogued_name_that_one_input_fits_by_coincidence_is_not_given():
                      [("/ math.sqrt(d_k)", "/ math.sqrt(Q.shape[-2])")])
     for language in ("zh", "en"):
         graded = grade_answers(answers, seed=17, language=language)
-        failed = [t for t in graded["tests"] if t["name"].startswith("attention_scores:")
-                  and t["status"] == "failed"]
-        assert failed and not any("attention_scores/no-scaling" in t.get("tags", ())
+        failed = [t for t in graded.tests if t.name.startswith("attention_scores:")
+                  and t.status == "failed"]
+        assert failed and not any("attention_scores/no-scaling" in t.tags
                                   for t in failed)
-        assert any("structure/constant-factor" in t.get("tags", ()) for t in failed)
+        assert any("structure/constant-factor" in t.tags for t in failed)
         checked = [r for r in self_check(answers, language)
                    if r.check.function == "attention_scores" and r.status == "failed"]
         assert checked and not any("attention_scores/no-scaling" in r.tags for r in checked)

@@ -17,20 +17,20 @@ FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
 
 
 def parts(result):
-    return result["extra_data"]["parts"]
+    return result.parts
 
 
 def test_the_reference_scores_100(reference_answers):
     result = grade_answers(reference_answers)
-    assert result["score"] == 100
+    assert result.score == 100
     assert parts(result) == FULL
-    assert all(t["score"] == t["max_score"] for t in result["tests"])
+    assert all(t.score == t.max_score for t in result.tests)
 
 
 def test_the_untouched_release_scores_0():
     result = grade_answers({})
-    assert result["score"] == 0
-    assert {t["status"] for t in result["tests"]} == {"not yet implemented", "failed"}
+    assert result.score == 0
+    assert {t.status for t in result.tests} == {"not yet implemented", "failed"}
 
 
 @pytest.mark.parametrize("function", list(EXERCISE.function_names) + ["quiz"])
@@ -39,7 +39,7 @@ def test_each_unimplemented_part_costs_exactly_its_points(reference_answers, fun
         lambda cell: cell == f"answer_{function}")
     answers = {cell: source for cell, source in reference_answers.items() if not removed(cell)}
     result = grade_answers(answers)
-    assert result["score"] == 100 - FULL[function]
+    assert result.score == 100 - FULL[function]
     assert parts(result)[function] == 0
 
 
@@ -49,18 +49,18 @@ def test_the_allclose_trick_earns_nothing(reference_answers):
              "def softmax(x, axis=-1):\n    return np.ones_like(x) / np.shape(x)[axis]\n")
     result = grade_answers(dict(reference_answers, answer_softmax=cheat))
     assert parts(result)["softmax"] == 0
-    assert result["score"] == 100 - FULL["softmax"]
+    assert result.score == 100 - FULL["softmax"]
 
 
 def test_the_input_transformer_trick_earns_nothing(reference_answers):
     # The graded cells' get_ipython() is inert: a transformer added to it never runs, so
     # the cells after it are graded as they are, and the trick alone earns nothing.
     trick = "get_ipython().input_transformers_post.append(lambda lines: ['pass\\n'])\n"
-    assert grade_answers({"answer_dot_product": trick})["score"] == 0
+    assert grade_answers({"answer_dot_product": trick}).score == 0
     tricked = dict(reference_answers)
     tricked["answer_dot_product"] = trick + tricked["answer_dot_product"]
     result = grade_answers(tricked)
-    assert result["score"] == 100 and not result["extra_data"]["load_errors"]
+    assert result.score == 100 and not result.extra["load_errors"]
 
 
 @pytest.mark.parametrize("language,words", [("zh", "结束了 Python 进程"),
@@ -69,9 +69,9 @@ def test_a_crash_costs_only_the_crashing_function(reference_answers, language, w
     crash = "import os\ndef softmax(x, axis=-1):\n    os._exit(3)\n"
     result = grade_answers(dict(reference_answers, answer_softmax=crash), language=language)
     assert parts(result)["softmax"] == 0
-    assert result["score"] == 100 - FULL["softmax"]
-    assert result["extra_data"]["crashes"]
-    said = [t["output"] for t in result["tests"] if t["name"].startswith("softmax:")]
+    assert result.score == 100 - FULL["softmax"]
+    assert result.extra["crashes"]
+    said = [t.output for t in result.tests if t.name.startswith("softmax:")]
     assert said and all(words in output for output in said), said
 
 
@@ -80,8 +80,8 @@ def test_an_endless_loop_times_out_and_costs_only_its_function(reference_answers
     result = grade_answers(dict(reference_answers, answer_dot_product=loop),
                            limits=Limits(call_seconds=1.0, max_restarts=10))
     assert parts(result)["dot_product"] == 0
-    assert result["score"] == 100 - FULL["dot_product"]
-    assert any("运行超过了 1 秒" in t["output"] for t in result["tests"])  # zh by default
+    assert result.score == 100 - FULL["dot_product"]
+    assert any("运行超过了 1 秒" in t.output for t in result.tests)  # zh by default
 
 
 # A grading in a process of its own: one process keeps a seed's plans (prepared_for's
@@ -99,8 +99,8 @@ for value in (value for calls in plans for call in calls
               for value in (*call.args, *call.kwargs.values())):
     if isinstance(value, np.ndarray):
         drawn.update(repr((value.dtype.str, value.shape)).encode() + value.tobytes())
-print(json.dumps({"seed": result["extra_data"]["seed"], "score": result["score"],
-                  "tests": [[t["name"], t["score"], t["output"]] for t in result["tests"]],
+print(json.dumps({"seed": result.extra["seed"], "score": result.score,
+                  "tests": [[t.name, t.score, t.output] for t in result.tests],
                   "inputs": drawn.hexdigest()}))
 """
 
@@ -122,20 +122,20 @@ def test_same_seed_same_result_and_a_fresh_seed_by_default(reference_answers):
     assert first["inputs"] == second["inputs"]  # drawn again, in another process: the same
     assert first["tests"] == second["tests"] and first["score"] == second["score"]
     assert other["inputs"] != first["inputs"]  # so the comparison can fail
-    fresh = [grade_answers(answers, seed=None)["extra_data"]["seed"] for _ in range(2)]
+    fresh = [grade_answers(answers, seed=None).extra["seed"] for _ in range(2)]
     assert fresh[0] != fresh[1]
 
 
 def test_results_follow_gradescopes_schema(reference_answers):
-    result = grade_answers(reference_answers)
-    assert set(result) >= {"score", "tests"}
-    for test in result["tests"]:
+    shaped = grade_answers(reference_answers).as_json()
+    assert set(shaped) >= {"score", "tests"}
+    for test in shaped["tests"]:
         assert set(test) >= {"name", "score", "max_score", "output", "visibility"}
         assert test["name"].split(":")[0] in FULL
         assert test["visibility"] in ("visible", "after_published")
-    extra = result["extra_data"]
-    assert {"seed", "mhakit_version", "graders_hash", "isolation"} <= set(extra)
-    assert extra["max_score"] == 100
+    extra = shaped["extra_data"]
+    assert {"seed", "mhakit_version", "graders_hash", "isolation", "status"} <= set(extra)
+    assert extra["max_score"] == 100 and extra["status"] == "graded"
 
 
 # ------------------------------------------------ the per-function summary
@@ -196,5 +196,5 @@ def test_a_function_whose_free_checks_pass_has_no_heading(wrong_split):
     language, result = wrong_split
     summary = part_summary(result, "attention")
     assert "✗" not in summary and not any(words in summary for words in FREE_HEADINGS[language])
-    assert summary.count("\n") + 1 == sum(t["name"].startswith("attention:")
-                                          for t in result["tests"])
+    assert summary.count("\n") + 1 == sum(t.name.startswith("attention:")
+                                          for t in result.tests)

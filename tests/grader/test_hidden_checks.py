@@ -33,7 +33,7 @@ FAKES = {
 def test_right_shaped_fakes_score_zero_for_their_function_only(reference_answers, function, fake):
     result = grade_answers(wrapped(reference_answers, function, FAKES[fake]))
     assert parts(result)[function] == 0
-    assert result["score"] == 100 - FULL[function]
+    assert result.score == 100 - FULL[function]
 
 
 @pytest.mark.parametrize("function", ["attention_scores", "softmax", "attention",
@@ -64,8 +64,8 @@ def test_a_broken_softmax_costs_softmax_points_only(reference_answers):
     assert parts(result)["softmax"] == 0
     assert parts(result)["attention"] == FULL["attention"]
     assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"]
-    own = [t for t in result["tests"] if "own pieces" in t["name"]]
-    assert own and all(t["status"] == "failed" for t in own)  # feedback, 0 points
+    own = [t for t in result.tests if "own pieces" in t.name]
+    assert own and all(t.status == "failed" for t in own)  # feedback, 0 points
 
 
 def test_the_quiz_pays_for_the_right_answers_only(reference_answers):
@@ -73,8 +73,8 @@ def test_the_quiz_pays_for_the_right_answers_only(reference_answers):
     for language, verdict in (("zh", "不对。"), ("en", "not correct. ")):
         graded = grade_answers(wrong, language=language)
         assert parts(graded)["quiz"] == FULL["quiz"] - QUIZ_POINTS["quiz_1"]
-        explained = next(t for t in graded["tests"] if t["name"] == "quiz: question 1")
-        assert explained["output"] == verdict + QUIZ_EXPLANATIONS["quiz_1"][language]
+        explained = next(t for t in graded.tests if t.name == "quiz: question 1")
+        assert explained.output == verdict + QUIZ_EXPLANATIONS["quiz_1"][language]
     forgiving = dict(reference_answers, answer_quiz_1='quiz_1 = " b "',
                      answer_quiz_5="quiz_5 = [4 * 768 ** 2, 4 * 768 ** 2]",
                      answer_quiz_6="quiz_6 = math.sqrt(128)")

@@ -29,8 +29,8 @@ def test_ipython_syntax_around_correct_definitions_costs_nothing(tmp_path):
         answer_attention="%load_ext autoreload\n%autoreload 2\n" + CORRECT["answer_attention"]
                          + "\nout = %time attention(np.ones((1, 2, 3)), np.ones((1, 2, 3)), "
                            "np.ones((1, 2, 3)))\nassert out[0].shape == (1, 2, 3)\n")
-    assert result["score"] == 100, result["extra_data"]["load_errors"]
-    assert not result["extra_data"]["load_errors"]
+    assert result.score == 100, result.extra["load_errors"]
+    assert not result.extra["load_errors"]
 
 
 def test_plots_and_ipython_display_in_answer_cells_cost_nothing(tmp_path):
@@ -42,15 +42,15 @@ def test_plots_and_ipython_display_in_answer_cells_cost_nothing(tmp_path):
     result = graded(tmp_path,
                     answer_output_projection=header + CORRECT["answer_output_projection"] + plot,
                     extra_cells=("display(np.arange(3))\nget_ipython().system('ls')\n",))
-    assert result["score"] == 100, result["extra_data"]["load_errors"]
+    assert result.score == 100, result.extra["load_errors"]
 
 
 def test_an_import_that_grading_lacks_is_named_with_what_it_cost(tmp_path):
     result = graded(tmp_path,
                     answer_split_heads="import scipy.special\n" + CORRECT["answer_split_heads"])
-    assert result["extra_data"]["parts"]["split_heads"] == 0
-    assert result["score"] == 100 - 10
-    note = result["extra_data"]["imports"]["split_heads"]
+    assert result.parts["split_heads"] == 0
+    assert result.score == 100 - 10
+    note = result.extra["imports"]["split_heads"]
     assert "scipy" in note and "answer_split_heads" in note and "split_heads" in note
     assert note in part_summary(result, "split_heads")
 
@@ -63,7 +63,7 @@ def test_cells_that_each_finish_within_the_cell_limit_are_graded_in_full(tmp_pat
     monkeypatch.setenv("MHAKIT_ZYGOTE", "1")
     scratch = "import time\ntime.sleep(1.2)\n"
     result = graded(tmp_path, extra_cells=(scratch,) * 3)
-    assert result["score"] == 100, result["extra_data"]["crashes"]
+    assert result.score == 100, result.extra["crashes"]
 
 
 def test_a_cell_over_its_limit_still_stops_the_load(tmp_path, monkeypatch):
@@ -71,9 +71,9 @@ def test_a_cell_over_its_limit_still_stops_the_load(tmp_path, monkeypatch):
     monkeypatch.setenv("MHAKIT_CALL_SECONDS", "1")
     monkeypatch.setenv("MHAKIT_SUBMISSION_SECONDS", "6")
     result = graded(tmp_path, extra_cells=("import time\ntime.sleep(30)\n",))
-    assert result["score"] < 100
-    assert any("超过了 1 秒" in crash for crash in result["extra_data"]["crashes"]), result[
-        "extra_data"]["crashes"]
+    assert result.score < 100
+    assert any("超过了 1 秒" in crash for crash in result.extra["crashes"]), result.extra[
+        "crashes"]
 
 
 def test_a_submission_that_plots_is_forked_from_a_parent_that_has_pyplot_imported(tmp_path):
@@ -86,8 +86,8 @@ def test_a_submission_that_plots_is_forked_from_a_parent_that_has_pyplot_importe
                         EXERCISE.student_imports) == ()
     result = graded(tmp_path, answer_dot_product="from matplotlib import pyplot\n"
                     + CORRECT["answer_dot_product"])
-    assert result["score"] == 100
-    assert any("matplotlib.pyplot" in layer for layer in result["extra_data"]["isolation"])
+    assert result.score == 100
+    assert any("matplotlib.pyplot" in layer for layer in result.extra["isolation"])
 
 
 def test_a_patch_of_numpy_that_a_cell_makes_holds_for_the_later_calls_as_in_a_kernel(tmp_path):
@@ -97,7 +97,7 @@ def test_a_patch_of_numpy_that_a_cell_makes_holds_for_the_later_calls_as_in_a_ke
                                                   "d_k = np.int(d_model / num_heads)")
     assert split != CORRECT["answer_split_heads"]
     result = graded(tmp_path, answer_split_heads="np.int = int  # gone since numpy 1.24\n" + split)
-    assert result["score"] == 100, result["tests"]
+    assert result.score == 100, result.tests
 
 
 def test_patches_of_what_the_childs_runtime_uses_leave_its_work_alone(tmp_path):
@@ -108,7 +108,7 @@ def test_patches_of_what_the_childs_runtime_uses_leave_its_work_alone(tmp_path):
                "np.frombuffer = np.ascontiguousarray = None\n"
                "builtins.callable = builtins.enumerate = None\n")
     result = graded(tmp_path, extra_cells=(patches,))
-    assert result["score"] == 100, result["extra_data"]["load_errors"]
+    assert result.score == 100, result.extra["load_errors"]
 
 
 def test_a_builtin_replaced_by_an_object_whose_equality_raises_leaves_the_runtime_working(
@@ -117,7 +117,7 @@ def test_a_builtin_replaced_by_an_object_whose_equality_raises_leaves_the_runtim
              "        raise RuntimeError('compared')\n    __hash__ = object.__hash__\n\n"
              "builtins.breakpoint = Loud()\n")
     result = graded(tmp_path, extra_cells=(patch,))
-    assert result["score"] == 100, result["extra_data"]["crashes"]
+    assert result.score == 100, result.extra["crashes"]
 
 
 def test_a_name_a_cell_adds_to_builtins_is_found_by_later_code_as_in_a_kernel(tmp_path):
@@ -125,4 +125,4 @@ def test_a_name_a_cell_adds_to_builtins_is_found_by_later_code_as_in_a_kernel(tm
     assert split != CORRECT["answer_split_heads"]
     result = graded(tmp_path, answer_split_heads=(
         "import builtins\nbuiltins.TO_ARRAY = np.asarray\n" + split))
-    assert result["score"] == 100, result["tests"]
+    assert result.score == 100, result.tests

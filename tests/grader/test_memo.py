@@ -46,4 +46,4 @@ def test_a_second_submission_wrong_on_the_same_inputs_reruns_neither_variants_no
     assert {"_variant_outputs", "_planned"} <= set(ran)  # both diagnoses ran
     ran.clear()
     again = grade_answers(answers, seed=8641)
-    assert ran == [] and again["tests"] == first["tests"]
+    assert ran == [] and again.tests == first.tests

@@ -55,7 +55,7 @@ def test_a_correct_submission_costs_one_batch(reference_answers, monkeypatch):
 
     monkeypatch.setattr(IsolatedStudent, "_send_batch", counting)
     result = grade_answers(reference_answers, seed=3)
-    assert result["score"] == 100
+    assert result.score == 100
     plans, _ = prepared_for(3, EXERCISE)
     assert sent == [sum(len(calls) for calls in plans)]  # the quiz's second reads included
 
@@ -75,7 +75,7 @@ def test_a_second_read_of_a_variable_in_one_check_reuses_the_first():
 
 
 def test_a_result_says_where_its_time_went(reference_answers):
-    seconds = grade_answers(reference_answers, seed=3)["extra_data"]["seconds"]
+    seconds = grade_answers(reference_answers, seed=3).extra["seconds"]
     for phase in ("child start and loading the cells", "round trips",
                   "comparison and diagnosis", "teardown"):
         assert seconds[phase] > 0, seconds
@@ -105,7 +105,7 @@ def test_a_replayed_call_compares_with_the_planned_result_which_no_one_can_chang
     for name, function in EXERCISE.reference.items():
         monkeypatch.setitem(EXERCISE.reference, name,
                             lambda *a, _f=function, _n=name, **k: ran.append(_n) or _f(*a, **k))
-    assert grade_answers(reference_answers, seed=3)["score"] == 100
+    assert grade_answers(reference_answers, seed=3).score == 100
     assert ran == []  # not once more per call: the plan holds the reference's results
 
 
@@ -123,7 +123,7 @@ def _replayed(monkeypatch):
 def test_a_check_answered_with_the_references_very_bits_is_not_replayed(reference_answers,
                                                                          monkeypatch):
     replayed = _replayed(monkeypatch)
-    assert grade_answers(reference_answers, seed=3)["score"] == 100
+    assert grade_answers(reference_answers, seed=3).score == 100
     plans, _ = prepared_for(3, EXERCISE)
     assert replayed == [chk.name for chk, calls in zip(ordered_checks(EXERCISE), plans)
                         if not calls.passes]  # the quiz's: planning has no answers to read
@@ -137,7 +137,7 @@ def test_an_answer_off_in_its_last_bit_is_replayed_and_passes_all_the_same(refer
     answers["answer_softmax"] += ("\n_exact = softmax\n\ndef softmax(x, axis=-1):\n"
                                   "    return np.nextafter(_exact(x, axis), 0)\n")
     result = grade_answers(answers, seed=3)
-    assert result["score"] == 100
+    assert result.score == 100
     assert sum(name.startswith("softmax:") for name in replayed) >= 4
 
 
@@ -149,4 +149,4 @@ def test_checks_that_are_not_replayed_come_to_the_verdicts_a_replay_would(studen
     fast = grade_answers(answers, seed=4)
     monkeypatch.setattr(planning, "as_planned", lambda calls, outcomes: False)
     replayed = grade_answers(answers, seed=4)
-    assert fast["tests"] == replayed["tests"] and fast["score"] == replayed["score"]
+    assert fast.tests == replayed.tests and fast.score == replayed.score

@@ -93,7 +93,7 @@ def _graded(reference_answers, **answers):
 
 
 def _scores_of(result, function):
-    return {t["name"]: t["score"] for t in result["tests"] if t["name"].startswith(function)}
+    return {t.name: t.score for t in result.tests if t.name.startswith(function)}
 
 
 def test_a_wrong_softmax_costs_attention_nothing_when_it_counts_its_own_axis(
@@ -128,7 +128,7 @@ def test_a_wrong_piece_costs_a_composite_nothing_however_it_calls_the_piece(
     assert scored[piece] == 0
     assert scored["multi_head_attention"] == FULL["multi_head_attention"], \
         _scores_of(result, "multi_head_attention")
-    assert not result["extra_data"]["crashes"]
+    assert not result.extra["crashes"]
 
 
 def test_the_right_composites_are_right_with_right_pieces_too(reference_answers):

@@ -110,8 +110,8 @@ def graded(name, language):
 def hidden_tests(result):
     """The hidden checks whose tags count: a wrong piece costs its own checks only (the
     others get its stand-in); the composites' own-pieces checks are for feedback."""
-    return [t for t in result["tests"] if t["visibility"] != "visible"
-            and "own pieces" not in t["name"] and not t["name"].startswith("quiz")]
+    return [t for t in result.tests if t.visibility != "visible"
+            and "own pieces" not in t.name and not t.name.startswith("quiz")]
 
 
 def test_none_of_these_mistakes_is_catalogued():
@@ -124,10 +124,10 @@ def test_none_of_these_mistakes_is_catalogued():
 def test_the_grader_names_it_from_its_hidden_inputs(name, language):
     function, _, tag, phrase, _, also = MISTAKES[name]
     hidden = hidden_tests(graded(name, language))
-    tagged = [t for t in hidden if tag in t.get("tags", [])]
-    assert tagged and all(t["name"].startswith(function + ":") and t["status"] == "failed"
-                          and phrase[language] in t["output"] for t in tagged)
-    named = {tag for t in hidden for tag in t.get("tags", []) if not tag.startswith("general/")}
+    tagged = [t for t in hidden if tag in t.tags]
+    assert tagged and all(t.name.startswith(function + ":") and t.status == "failed"
+                          and phrase[language] in t.output for t in tagged)
+    named = {tag for t in hidden for tag in t.tags if not tag.startswith("general/")}
     assert named - also == {tag}
 
 
@@ -143,8 +143,8 @@ def test_the_self_check_names_it_from_the_public_inputs(name, language):
 
 def test_different_mistakes_of_one_function_get_different_diagnoses():
     """Two mistakes of one function give different outputs, so different texts."""
-    texts = {name: {t["output"].split(" — ", 1)[1] for t in hidden_tests(graded(name, "en"))
-                    if any(tag.startswith("structure/") for tag in t.get("tags", []))}
+    texts = {name: {t.output.split(" — ", 1)[1] for t in hidden_tests(graded(name, "en"))
+                    if any(tag.startswith("structure/") for tag in t.tags)}
              for name in MISTAKES}
     assert all(texts.values())
     for first, second in itertools.combinations(MISTAKES, 2):
@@ -159,6 +159,6 @@ def test_right_code_gets_no_structural_diagnosis(reference_answers):
         rewritten.update(edited(rewritten, function, edits))
     for answers in (reference_answers, rewritten):
         graded = grade_answers(answers, seed=17, language="en")
-        assert graded["score"] == 100
-        assert not any(t.get("tags") for t in graded["tests"])
+        assert graded.score == 100
+        assert not any(t.tags for t in graded.tests)
         assert all(r.status == "passed" and not r.tags for r in self_check(answers, "en"))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.exercise import load
+from autograder.grader.result import Result
 from autograder.grader.style import style_notes
 from tests.conftest import REPO, grade_answers
 from tests.mha_exercise import EXERCISE
@@ -212,15 +213,15 @@ def test_a_loop_over_heads_costs_nothing_and_gets_a_note(reference_answers, lang
 
     answers = dict(reference_answers, answer_split_heads=LOOPING_SPLIT)
     result = grade_answers(answers, seed=17, language=language)
-    assert result["score"] == 100
-    notes = result["extra_data"]["style"]
+    assert result.score == 100
+    notes = result.extra["style"]
     assert list(notes) == ["split_heads"]
     assert ("line 4" in notes["split_heads"]) if language == "en" else ("第 4 行" in notes["split_heads"])
     assert notes["split_heads"] in part_summary(result, "split_heads")
 
 
 def test_the_reference_gets_no_style_note(reference_answers):
-    assert grade_answers(reference_answers, seed=17)["extra_data"]["style"] == {}
+    assert grade_answers(reference_answers, seed=17).extra["style"] == {}
 
 
 def test_mhakit_grade_notes_the_loop_over_heads_and_not_the_while_on_axes(reference_answers,
@@ -243,6 +244,6 @@ def test_mhakit_grade_notes_the_loop_over_heads_and_not_the_while_on_axes(refere
     nbformat.write(fill(nbformat.read(str(RELEASE), as_version=4), answers), str(notebook))
     done = mhakit("grade", str(notebook), "--seed", "5", "--language", "en")
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    assert result["score"] == 100  # the while loop is right, and no note costs anything
-    assert list(result["extra_data"]["style"]) == ["split_heads"]
+    result = Result.from_json(json.loads(done.stdout))
+    assert result.score == 100  # the while loop is right, and no note costs anything
+    assert list(result.extra["style"]) == ["split_heads"]

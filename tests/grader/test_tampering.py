@@ -174,7 +174,7 @@ def test_both_paths_give_the_same_score_when_a_later_cell_redefines_softmax(cour
         path = root / "submitted" / attack.name / "mha" / "mha.ipynb"
         path.parent.mkdir(parents=True)
         path.write_bytes(attack.make())
-        mine[attack.name] = grade_notebook(path, seed=3)["score"]
+        mine[attack.name] = grade_notebook(path, seed=3).score
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                  os.environ["PATH"]]))
     for command in (["autograde", "mha", "--force", "--IsolatedAutograde.seed=3"],

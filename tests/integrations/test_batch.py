@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from autograder.integrations.batch import well_formed
 from autograder.sandbox import Limits
 from autograder.sandbox.confinement import jail_works
 from tests.attacks.corpus import Attack
@@ -141,16 +140,6 @@ def test_a_rerun_regrades_whatever_results_json_it_finds_broken(odd_class):
         assert json.loads((out / student / "results.json").read_text("utf-8"))["score"] == 100
 
 
-def test_a_result_whose_status_no_grader_writes_is_not_kept():
-    result = {"score": 1, "tests": [], "extra_data": {"parts": {}, "status": "graded",
-                                                      "max_score": 100, "seed": 1}}
-    assert well_formed(result)
-    for status, kept in (("graded (crashes)", True), ("unreadable", True),
-                         ("graded, honestly", False), ("perfect", False)):
-        result["extra_data"]["status"] = status
-        assert well_formed(result) is kept, status
-
-
 def seeds(out):
     return {path.parent.name: json.loads(path.read_text("utf-8"))["extra_data"]["seed"]
             for path in out.glob("*/results.json")}
@@ -226,10 +215,10 @@ def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
                               dask=cluster.scheduler_address)
     assert set(remote) == set(local)
     for student in local:
-        assert remote[student]["score"] == local[student]["score"]
-        assert remote[student]["tests"] == local[student]["tests"]
-        assert remote[student]["extra_data"]["submission_hash"] == \
-            local[student]["extra_data"]["submission_hash"]
+        assert remote[student].score == local[student].score
+        assert remote[student].tests == local[student].tests
+        assert remote[student].extra["submission_hash"] == \
+            local[student].extra["submission_hash"]
     assert (tmp_path / "remote" / "grades.csv").read_text() == \
         (tmp_path / "local" / "grades.csv").read_text()
 
@@ -309,7 +298,7 @@ if __name__ == "__main__":
     facts["tried"] = list(facts.get("tried") or []) + ["what only the main process heard"]
     confinement.adopt(replace(probed, probed={**probed.probed, probed.mode: facts}))
     results = grade_folder(sys.argv[1], sys.argv[2], seed=3, jobs=2, quiet=True)
-    print(json.dumps({student: r["extra_data"]["isolation"] for student, r in results.items()}))
+    print(json.dumps({student: r.extra["isolation"] for student, r in results.items()}))
 """
 
 

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from autograder.grader.result import Result, status_of
 from autograder.integrations.sinks.grades_csv import csv_columns
 from autograder.integrations.cli import main, ungraded_line, unwritable_folder
 from tests.attacks.corpus import REPO
@@ -134,7 +135,7 @@ def test_a_folder_run_ends_with_the_line_that_names_the_ungradable(course, tmp_p
 
 def test_the_ungradable_line_names_a_few_and_counts_the_rest():
     def result(status, error=None):
-        return {"extra_data": {"status": status, "error": error}}
+        return Result(0, (), {"error": error}, status_of(status))
 
     results = {"ann": result("graded"), "ben": result("graded (crashes)"),
                "cy": result("unreadable", "not JSON"), "di": result("grading failed", "died"),

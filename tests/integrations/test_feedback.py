@@ -296,8 +296,8 @@ def test_honest_errors_stay_readable_in_the_feedback(reference_answers):
     answers = dict(reference_answers, answer_attention_scores=(
         "def attention_scores(Q, K):\n"
         "    return np.asarray(Q) + np.asarray(K)  # forgot the transpose and the product\n"))
-    outputs = [t["output"] for t in grade_answers(answers, seed=SEED, language="en")["tests"]
-               if t["name"].startswith("attention_scores:") and "raised" in t["output"]]
+    outputs = [t.output for t in grade_answers(answers, seed=SEED, language="en").tests
+               if t.name.startswith("attention_scores:") and "raised" in t.output]
     assert outputs, "attention_scores should have raised on some check"
     assert any("ValueError: operands could not be broadcast together with shapes" in text
                and re.search(r"\([0-9]+(,[0-9]+)*\) \([0-9]+(,[0-9]+)*\)", text)
@@ -355,8 +355,8 @@ def test_a_test_cell_at_full_points_shows_the_heading(two_wrong_pieces):
 
 def test_a_failing_test_cell_names_a_check_that_cost_points(two_wrong_pieces):
     [error] = cell_outputs.test_cell_outputs("split_heads", 10, two_wrong_pieces)
-    mine = [t for t in two_wrong_pieces["tests"] if t["name"].startswith("split_heads:")]
-    assert not mine[0]["max_score"] and mine[0]["status"] == "failed"  # a free one comes first
-    costly = next(t for t in mine if t["max_score"] and t["status"] == "failed")
-    assert error["evalue"] == costly["output"] != mine[0]["output"]
+    mine = [t for t in two_wrong_pieces.tests if t.name.startswith("split_heads:")]
+    assert not mine[0].max_score and mine[0].status == "failed"  # a free one comes first
+    costly = next(t for t in mine if t.max_score and t.status == "failed")
+    assert error["evalue"] == costly.output != mine[0].output
     assert any(line.startswith("不扣分") for line in error["traceback"])

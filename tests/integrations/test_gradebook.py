@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.grader.result import Result
+
 from tests.integrations.test_batch import (HONEST, SHOWN, check_the_class, mhakit,  # noqa: F401
                                            odd_class, read_grades)  # odd_class: a fixture
 from tests.integrations.test_nbgrader_plugin import flags, nbgrader, unconfined_course
@@ -169,8 +171,7 @@ def test_a_grade_id_that_is_not_text_is_no_grade_id():
             "metadata": {"nbgrader": {"grade_id": ["answer_softmax"], "solution": True}}}
     stored = {"answer_softmax": {"cell_type": "code", "source": "", "locked": False,
                                  "solution": True}}
-    notebook = autograded_notebook({"cells": [cell]}, stored, {"extra_data": {"parts": {}},
-                                                                "tests": []})
+    notebook = autograded_notebook({"cells": [cell]}, stored, Result(0, (), {"parts": {}}))
     assert notebook["cells"][0]["metadata"] == {}  # not graded, like any unknown cell
     assert notebook["cells"][0]["source"] == "x = 1"
 

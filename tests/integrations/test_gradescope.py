@@ -666,9 +666,9 @@ def test_a_check_that_costs_nothing_says_why_on_gradescope(course):
                             seed=3)
     shown = {test["name"]: test for test in for_gradescope(result)["tests"]}
     failed = [(test, shown[title]) for test, title in zip(
-        result["tests"], shown) if test["status"] == "failed"]
-    free = [gradescope for test, gradescope in failed if not test["max_score"]]
-    costly = [gradescope for test, gradescope in failed if test["max_score"]]
+        result.tests, shown) if test.status == "failed"]
+    free = [gradescope for test, gradescope in failed if not test.max_score]
+    costly = [gradescope for test, gradescope in failed if test.max_score]
     assert free and costly
     assert all(test["output"].startswith("不扣分，只作反馈") for test in free)
     assert not any("不扣分" in test["output"] for test in costly)

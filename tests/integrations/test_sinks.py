@@ -10,7 +10,7 @@ from pathlib import Path
 from autograder.integrations import batch, sinks
 from autograder.integrations.sink import Taken
 from autograder.integrations.sinks.timing import Timing
-from autograder.grader.result import Status, status_of
+from autograder.grader.result import Result, Status
 from tests.integrations.test_cli import mhakit
 
 SINKS = Path(sinks.__file__).parent
@@ -55,29 +55,27 @@ class Keeps:
 
 
 def a_result(score):
-    return {"score": score, "tests": [], "output": "",
-            "extra_data": {"status": Status.GRADED.value, "parts": {}, "seed": 4,
-                           "batch_notes": ["two notebooks in the folder"]}}
+    return Result(score, (), {"parts": {}, "seed": 4,
+                              "batch_notes": ["two notebooks in the folder"]}, output="")
 
 
 def test_a_student_whose_results_cannot_be_written_goes_on_as_not_graded():
     later = Keeps()
     places = [Refuses("ann"), later]
     kept = batch._into(places, Taken("ann", a_result(90.0), "graded"), seed=4)
-    assert status_of(kept["extra_data"]) is Status.FAILED
-    assert kept["score"] == 0 and "No space left on device" in kept["extra_data"]["error"]
-    assert kept["extra_data"]["batch_notes"] == ["two notebooks in the folder"]
+    assert kept.status is Status.FAILED
+    assert kept.score == 0 and "No space left on device" in kept.extra["error"]
+    assert kept.extra["batch_notes"] == ["two notebooks in the folder"]
     assert later.taken[-1].result is kept  # the later sinks hear it as not graded
     other = batch._into(places, Taken("ben", a_result(80.0), "graded"), seed=4)
-    assert other["score"] == 80.0 and later.taken[-1].result is other
+    assert other.score == 80.0 and later.taken[-1].result is other
 
 
 def test_timing_counts_the_notebooks_this_run_graded_and_no_other(tmp_path):
     from autograder.phases import Stopwatch
 
     timing = Timing(tmp_path, 2, Stopwatch())
-    result = dict(a_result(1.0), extra_data=dict(a_result(1.0)["extra_data"],
-                                                 seconds={"planning": 0.5}))
+    result = a_result(1.0).with_extra(seconds={"planning": 0.5})
     for how in ("graded", "kept", "found", "graded"):
         timing.take(Taken(f"s-{how}", result, how))
     timing.finish({})

@@ -91,14 +91,14 @@ def test_modules_imported_late_still_load_in_the_child(reference_answers):
             "    return e / np.sum(e, axis=axis, keepdims=True)\n")
     result = grade_answers(dict(reference_answers, answer_softmax=late))
     assert parts(result)["softmax"] == FULL["softmax"], [
-        t["output"] for t in result["tests"] if t["name"].startswith("softmax")][:2]
-    assert result["extra_data"]["load_errors"] == {}
+        t.output for t in result.tests if t.name.startswith("softmax")][:2]
+    assert result.extra["load_errors"] == {}
 
 
 # ------------------------------------------------ where no mode confines the child
 
 GRADE_ONE = ("import json, sys; from autograder.grader.grading import grade_notebook; "
-             "r = grade_notebook(sys.argv[1], seed=1); "
+             "r = grade_notebook(sys.argv[1], seed=1).as_json(); "
              "print(json.dumps([r['score'], r['extra_data']]))")
 
 

@@ -67,11 +67,11 @@ if args["door"] == "nbgrader":  # nbgrader's own autograde, in this process, in 
     app = AutogradeApp.instance()
     app.initialize(["mha", "--force", "--IsolatedAutograde.seed=7"])
     app.start()
-    extra = seen[-1]["extra_data"]
+    extra = seen[-1].as_json()["extra_data"]
     with Gradebook("sqlite:///gradebook.db") as gradebook:
         extra["gradebook_score"] = gradebook.find_submission("mha", "x").score
 else:
-    extra = grade_notebook(path, seed=7)["extra_data"]
+    extra = grade_notebook(path, seed=7).as_json()["extra_data"]
 process.close_spare()
 for zygote in process.Zygote._shared.values():
     zygote.socket.close()

@@ -138,7 +138,7 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
     path = notebook(tmp_path, answer_softmax=hogs(8, 320))  # 2.5 GB asked for in all
     with Sampler("mhakit-hog") as sampler:
         result = grade_notebook(path, seed=3)
-    extra = result["extra_data"]
+    extra = result.extra
     assert extra["parts"] == expected(("softmax",)), extra
     assert any(layer.startswith("cgroup v") and "1024 MB" in layer
                for layer in extra["isolation"]), extra["isolation"]
@@ -158,7 +158,7 @@ def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, mo
     monkeypatch.setenv("MHAKIT_CALL_SECONDS", "2")
     target = tmp_path / "written-after-grading.txt"
     result = grade_notebook(notebook(tmp_path, answer_split_heads=outlive(target)), seed=3)
-    extra = result["extra_data"]
+    extra = result.extra
     assert extra["parts"] == expected(("split_heads",)), extra
     assert not named("mhakit-ghost"), "a process of the submission outlived its grading"
     assert not uids.LEFT_BEHIND  # every uid went back, every cgroup was removed
@@ -206,8 +206,8 @@ def named(name):
     return found
 result = grade_notebook(sys.argv[1], seed=3)
 left = named("mhakit-ghost")
-print(json.dumps({"parts": result["extra_data"]["parts"], "left": left,
-                  "isolation": result["extra_data"]["isolation"],
+print(json.dumps({"parts": result.parts, "left": left,
+                  "isolation": result.extra["isolation"],
                   "left_behind": len(uids.LEFT_BEHIND)}))
 """
 
@@ -263,8 +263,8 @@ def test_a_fork_bomb_under_the_graders_uid_is_contained(tmp_path, mode):
 
 def test_the_result_names_the_process_limits_that_held(tmp_path):
     result = grade_notebook(notebook(tmp_path), seed=3)
-    layers = result["extra_data"]["isolation"]
-    assert result["score"] == 100
+    layers = result.extra["isolation"]
+    assert result.score == 100
     if cgroup_works():
         assert any(layer.startswith("cgroup v") and "processes for the whole submission"
                    in layer for layer in layers), layers

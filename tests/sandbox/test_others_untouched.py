@@ -176,7 +176,7 @@ attack = Attack("x", edits={"answer_dot_product": cheat(
 path = Path(sys.argv[1])
 path.write_bytes(attack.make())
 result = grade_notebook(path, seed=7)
-print(json.dumps(result["extra_data"]))
+print(json.dumps(result.as_json()["extra_data"]))
 """
 
 

@@ -17,7 +17,7 @@ PEAK_AFTER_GRADING = (
     "from autograder.grader.grading import grade_notebook\n"
     "result = grade_notebook(sys.argv[1], seed=5)\n"
     "peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-    "print(json.dumps([result['extra_data']['parts'], peak_kb]))\n")
+    "print(json.dumps([result.parts, peak_kb]))\n")
 
 
 def _grade_and_measure(notebook_bytes, tmp_path, name):

@@ -269,8 +269,8 @@ def test_a_loop_over_batch_items_and_heads_keeps_its_points(reference_answers, m
     answers = dict(reference_answers, answer_multi_head_attention=LOOPING_OVER_HEADS)
     result = grade_answers(answers)
     assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"], [
-        t["output"] for t in result["tests"] if t["name"].startswith("multi_head")]
-    assert not result["extra_data"]["crashes"]
+        t.output for t in result.tests if t.name.startswith("multi_head")]
+    assert not result.extra["crashes"]
     assert {name for name, _ in asked} == {"split_heads", "attention", "concat_heads",
                                            "output_projection"}
     assert all(found for _, found in asked)
@@ -294,7 +294,7 @@ def _count_stand_in_questions(monkeypatch):
 def test_stand_ins_answer_the_calls_the_reference_makes_from_sealed_answers(
         reference_answers, monkeypatch):
     asked = _count_stand_in_questions(monkeypatch)
-    assert grade_answers(reference_answers, seed=3)["score"] == 100
+    assert grade_answers(reference_answers, seed=3).score == 100
     assert asked == []  # every stand-in call was the reference's own, to the last bit
 
 

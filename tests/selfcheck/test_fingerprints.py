@@ -29,8 +29,8 @@ def test_the_graders_public_checks_name_what_the_self_check_names(
     answers = wrong_answers(reference_answers, mistake_id)
     in_self_check = {r.check.name: r.tags for r in self_check(answers, "en") if r.tags}
     graded = grade_answers(answers, seed=17, language="en")
-    in_grader = {t["name"]: tuple(t["tags"]) for t in graded["tests"]
-                 if t["visibility"] == "visible" and t.get("tags")}
+    in_grader = {t.name: t.tags for t in graded.tests
+                 if t.visibility == "visible" and t.tags}
     assert in_grader == in_self_check
 
 

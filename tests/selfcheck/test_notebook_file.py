@@ -15,7 +15,7 @@ GRADE_AND_MEASURE = """
 import json, resource, subprocess, sys
 done = subprocess.run([sys.executable, "-c",
     "import json, sys; from autograder.grader.grading import grade_notebook; "
-    "print(json.dumps(grade_notebook(sys.argv[1], seed=1)['extra_data']))", sys.argv[1]],
+    "print(json.dumps(grade_notebook(sys.argv[1], seed=1).as_json()['extra_data']))", sys.argv[1]],
     capture_output=True, text=True)
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KB, the grading process's
 print(json.dumps({"extra": json.loads(done.stdout), "peak_kb": peak}))

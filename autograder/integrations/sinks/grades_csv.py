@@ -18,8 +18,8 @@ def csv_columns():
 
 
 def grade_row(student, result):
-    parts = result["extra_data"]["parts"]
-    row = {"student": student, "total": f"{result['score']:g}", "status": status_line(result)}
+    parts = result.parts
+    row = {"student": student, "total": f"{result.score:g}", "status": status_line(result)}
     row.update({part: f"{parts.get(part, 0):g}" for part in current().parts})
     return row
 

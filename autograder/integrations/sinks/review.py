@@ -16,7 +16,7 @@ FILES = ("review.csv",)
 class Review(WholeClass):
     def finish(self, results):
         rows = [(student, reason) for student in sorted(results)
-                for reason in needs_review(results[student]["extra_data"])]
+                for reason in needs_review(results[student])]
         text = io.StringIO(newline="")
         writer = csv.writer(text)
         writer.writerow(["student", "reason"])

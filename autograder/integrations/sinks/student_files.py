@@ -17,7 +17,7 @@ class StudentFiles:
         if taken.how == "kept":  # its files are on disk already
             return
         folder, result = self.out / taken.student, taken.result
-        write_atomically(folder / "results.json", json.dumps(result, indent=1))
+        write_atomically(folder / "results.json", json.dumps(result.as_json(), indent=1))
         parts = feedback_parts(result)
         write_atomically(folder / "feedback.md", feedback_markdown(taken.student, result, parts))
         write_atomically(folder / "feedback.html", feedback_html(taken.student, result, parts))

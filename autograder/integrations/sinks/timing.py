@@ -22,7 +22,7 @@ class Timing:
             self.graded.append(taken.result)
 
     def finish(self, results):
-        phases = added(result["extra_data"].get("seconds") for result in self.graded)
+        phases = added(result.extra.get("seconds") for result in self.graded)
         phases[WRITING] += self.watch.seconds.get(WRITING, 0.0)
         count = len(self.graded)
         write_atomically(self.out / "timing.json", json.dumps({

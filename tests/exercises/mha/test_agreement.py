@@ -76,7 +76,7 @@ def verdicts(answers):
     """(whether the self-check is green, the code's points in the hidden grade)."""
     rows = summarize(self_check(answers, "en"))
     green = all(status == (ANSWERED if part == QUIZ else PASSED) for part, status, _ in rows)
-    parts = grade_answers(answers, seed=17, language="en")["extra_data"]["parts"]
+    parts = grade_answers(answers, seed=17, language="en").parts
     return green, sum(points for part, points in parts.items() if part != QUIZ)
 
 

@@ -76,12 +76,12 @@ def wrong_names(name, language):
     cause: (door, language, test, tag, message)."""
     wrong_function, _, ok, _ = CORPUS[name]
     wrong = []
-    for test in graded(name, language)["tests"]:
-        if test["status"] == "passed":
+    for test in graded(name, language).tests:
+        if test.status == "passed":
             continue
-        function = test["name"].split(":")[0]
-        wrong += [("grader", language, test["name"], tag, test["output"])
-                  for tag in test.get("tags", [])
+        function = test.name.split(":")[0]
+        wrong += [("grader", language, test.name, tag, test.output)
+                  for tag in test.tags
                   if not is_correct(tag, function, ok, wrong_function)]
     for result in self_check(answers_with(name), language):
         if result.status == PASSED:

@@ -3,21 +3,20 @@ look at, with why, and nothing else."""
 
 import csv
 
-from autograder.grader.result import Status
+from autograder.grader.result import Result, Status
 from autograder.integrations.sinks.review import Review
 
 
-def extra(status=Status.GRADED, **more):
-    return {"status": status.value, "parts": {}, "seed": 1, **more}
+def graded(status=Status.GRADED, **more):
+    return Result(0, (), {"parts": {}, "seed": 1, **more}, status)
 
 
 def test_review_lists_each_reason_of_each_student_who_needs_a_look(tmp_path):
     results = {
-        "cleo": {"extra_data": extra()},
-        "ann": {"extra_data": extra(tampering=["a locked cell was changed: test_softmax"])},
-        "ben": {"extra_data": extra(Status.FAILED, error="the grading process died")},
-        "dan": {"extra_data": extra(confinement="plain", tampering=["the notebook's "
-                                                                   "metadata was edited"])},
+        "cleo": graded(),
+        "ann": graded(tampering=["a locked cell was changed: test_softmax"]),
+        "ben": graded(Status.FAILED, error="the grading process died"),
+        "dan": graded(confinement="plain", tampering=["the notebook's metadata was edited"]),
     }
     Review(tmp_path).finish(results)
     with open(tmp_path / "review.csv", newline="", encoding="utf-8") as handle:
