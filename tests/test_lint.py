@@ -16,7 +16,7 @@ def test_ruff_finds_nothing_and_every_noqa_stops_something():
     assert "All checks passed" in done.stdout
 
 
-def test_mypy_finds_nothing_in_the_grader_and_the_sandbox():
+def test_mypy_finds_nothing_in_the_grader_the_sandbox_and_the_doors():
     done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"],
                           capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -103,7 +103,8 @@ def _prepared_for(seed, exercise):
     return plans, batches
 
 
-def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh", exercise=None):
+def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh",
+                exercise=None) -> Result:
     """Grade code cells [(cell id, source)]; return a Result, its feedback in
     ``language`` ("zh" or "en") where a diagnosis names a mistake.
 
@@ -135,7 +136,7 @@ def isolated_student(cells, exercise, limits=None):
     return IsolatedStudent(cells, exercise.reference, limits, exercise.functions, warm)
 
 
-def _grade(cells, seed, limits, tampering, language, exercise):
+def _grade(cells, seed, limits, tampering, language, exercise) -> Result:
     checks = ordered_checks(exercise)
     with isolated_student(cells, exercise, limits) as student:
         with phase(PLANNING):
@@ -157,7 +158,7 @@ def _grade(cells, seed, limits, tampering, language, exercise):
 UNCONFINED_NOTE = "graded unconfined: student code could read the course"
 
 
-def needs_review(result):
+def needs_review(result: Result) -> list[str]:
     """Why a person should look at a grade, one line each (tampering, a failure, grading
     without confinement); empty when nothing calls for it. Both doors flag these."""
     from ..selfcheck.notebook_file import one_line
@@ -171,7 +172,7 @@ def needs_review(result):
     return problems
 
 
-def _result(tests, seed, extra, exercise=None):
+def _result(tests: list[Outcome], seed, extra: dict, exercise=None) -> Result:
     exercise = exercise or current()
     parts = {part: sum(t.score for t in tests if t.part == part) for part in exercise.parts}
     return Result(round(sum(t.score for t in tests), 6), tuple(tests),
@@ -180,7 +181,7 @@ def _result(tests, seed, extra, exercise=None):
                        max_score=sum(t.max_score for t in tests)))
 
 
-def unreadable(reason, seed=None, exercise=None):
+def unreadable(reason: str, seed=None, exercise=None) -> Result:
     """The result for a file that is not a notebook: zero, with the reason."""
     return replace(_result([], seed, {"error": reason}, exercise), status=Status.UNREADABLE,
                    output=f"This submission could not be graded: {reason}")
@@ -206,11 +207,12 @@ def file_hash(path):
     return digest.hexdigest()[:16]
 
 
-def grade_notebook(path, seed=None, limits=None, language=None, exercise=None):
+def grade_notebook(path, seed=None, limits=None, language=None, exercise=None) -> Result:
     return read_and_grade(path, seed, limits, language, exercise)[0]
 
 
-def read_and_grade(path, seed=None, limits=None, language=None, exercise=None):
+def read_and_grade(path, seed=None, limits=None, language=None,
+                   exercise=None) -> tuple[Result, dict | None]:
     """(result, the notebook as read, or None when it could not be read), graded against
     ``exercise`` (by default ``current()``). The feedback speaks ``language`` when given,
     else the notebook's own."""
@@ -234,7 +236,7 @@ def read_and_grade(path, seed=None, limits=None, language=None, exercise=None):
     return result.with_extra(seconds=rounded(watch.total())), notebook
 
 
-def grade_notebook_bytes(name, data, seed=None, language=None):
+def grade_notebook_bytes(name, data, seed=None, language=None) -> Result:
     """For a grading machine that does not share the submissions' folder (Dask)."""
     import tempfile
     with tempfile.TemporaryDirectory(prefix="mhakit-remote-") as folder:
@@ -248,14 +250,14 @@ def _titles(language, exercise):
     return {chk.name: chk.title(language) for chk in ordered_checks(exercise)}
 
 
-def title_of(test, result):
+def title_of(test: Outcome, result: Result) -> str:
     """A test's name as the student reads it: in the result's language. (results.json
     keeps the English name in both, for scripts.)"""
     titles = _titles(decide(result.language), of_result(result))
     return titles.get(test.name, test.name)
 
 
-def part_summary(result, part):
+def part_summary(result: Result, part: str) -> str:
     """Feedback text for one part: each check's outcome, without any hidden input. The
     0-point checks that failed come last, indented under a line that says why they cost
     nothing, so that a ✗ that cost points never looks like one that did not."""
@@ -272,7 +274,7 @@ def part_summary(result, part):
     return "\n".join(lines)
 
 
-def _outcome(test, result):
+def _outcome(test: Outcome, result: Result) -> str:
     mark = {PASSED: "✓", NOT_IMPLEMENTED: "·"}.get(test.status, "✗")
     points = f" [{test.score:g}/{test.max_score:g}]" if test.max_score else ""
     detail = "" if test.output == "passed" else f" — {test.output}"
@@ -295,7 +297,7 @@ FREE = {  # (Chinese, English)
 }
 
 
-def free_checks_heading(result, part):
+def free_checks_heading(result: Result, part: str) -> str:
     """Why the 0-point checks of ``part`` that failed cost nothing, naming the functions
     before it that lost points: the checks of a part run only what the notebook taught
     up to it, so the mistake that fails them is in one of those or in ``part`` itself."""

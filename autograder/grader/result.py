@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..selfcheck.notebook_file import clean, clean_text
+from ..selfcheck.runner import FAILED, NOT_IMPLEMENTED, PASSED
 from ..selfcheck.wording import LANGUAGES
 
 
@@ -39,10 +40,13 @@ def graded_status(notes: list[str] | tuple[str, ...] = ()) -> str:
     return Status.GRADED.value + (f" ({', '.join(notes)})" if notes else "")
 
 
+VERDICTS = (PASSED, FAILED, NOT_IMPLEMENTED)  # what a check of a graded submission comes to
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One check's verdict: a test of results.json. ``status`` is the self-check's word
-    for it (selfcheck.runner: passed, failed, not yet implemented); ``tags`` name the
+    for it, one of VERDICTS (passed, failed, not yet implemented); ``tags`` name the
     mistakes a diagnosis found, as "<function>/<what went wrong>"."""
 
     name: str
@@ -71,6 +75,8 @@ class Outcome:
             raise ValueError("a test is not an object")
         name, status, output = (_text(data.get(key)) for key in ("name", "status", "output"))
         tags = data.get("tags", [])
+        if status not in VERDICTS:
+            raise ValueError(f"no check comes to {status!r}")
         if not isinstance(tags, list):
             raise ValueError("a test's tags are not a list")
         return cls(name, _number(data.get("score")), _number(data.get("max_score")), status,

@@ -244,7 +244,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     return dict(sorted(results.items()))
 
 
-def _into(places, taken, seed):
+def _into(places, taken: Taken, seed) -> Result:
     """Hand one student's final result to every sink; the result as the run keeps it. A
     student whose result could not be written is not graded, and the later sinks say so."""
     for place in places:
@@ -268,7 +268,7 @@ def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
         book.record(key, todo[key], result, cells)
 
 
-def failure(status, reason, seed=None):
+def failure(status: Status, reason: str, seed=None) -> Result:
     """The result of a student who could not be graded: zero, a status and the reason."""
     status, result = Status(status), unreadable(one_line(reason, 500), seed)
     result = replace(result, status=status)
@@ -278,7 +278,7 @@ def failure(status, reason, seed=None):
     return result.cleaned()
 
 
-def with_notes(result, notes):
+def with_notes(result: Result, notes) -> Result:
     """The result with this run's notes on the student's folder (other notebooks in it,
     a name nbgrader cannot hold), which only the batch sees."""
     extra = {key: value for key, value in result.extra.items() if key != "batch_notes"}
@@ -385,7 +385,7 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
 MAX_RESULT_BYTES = 16 << 20
 
 
-def reusable(results_path, notebook, seed, language=None):
+def reusable(results_path, notebook, seed, language=None) -> Result | None:
     """The earlier result for this notebook, if it still holds; else None. A results.json
     that is not one the grader wrote (corrupt, hostile, too big) never holds."""
     try:

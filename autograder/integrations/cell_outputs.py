@@ -6,8 +6,11 @@ outputs: full marks for plain output, partial credit from an ``execute_result`` 
 holds the points, zero for an error. Outputs here are plain nbformat 4 dicts.
 """
 
+from typing import Any
+
 from ..exercise import current, of_result
 from ..grader.grading import part_summary
+from ..grader.result import Result
 
 
 def test_cell_part(grade_id, exercise=None):
@@ -24,7 +27,7 @@ def part_max(part, exercise=None):
     return (exercise or current()).part_points(part)
 
 
-def test_cell_outputs(part, cell_points, result):
+def test_cell_outputs(part: str, cell_points, result: Result) -> list[dict[str, Any]]:
     """The outputs of the test cell of ``part`` (worth ``cell_points``) for ``result``."""
     score = result.parts.get(part, 0.0)
     summary = part_summary(result, part) or (
@@ -36,14 +39,15 @@ def test_cell_outputs(part, cell_points, result):
     if earned <= 0:
         return [{"output_type": "error", "ename": "NotPassing",
                  "evalue": _first_failure(part, result), "traceback": summary.splitlines()}]
-    outputs = [{"output_type": "stream", "name": "stdout", "text": summary + "\n"}]
+    outputs: list[dict[str, Any]] = [{"output_type": "stream", "name": "stdout",
+                                      "text": summary + "\n"}]
     if earned < float(cell_points):
         outputs.append({"output_type": "execute_result", "execution_count": None,
                         "metadata": {}, "data": {"text/plain": f"{earned:g}"}})
     return outputs
 
 
-def _first_failure(part, result):
+def _first_failure(part: str, result: Result) -> str:
     """The output of the first check of ``part`` that cost points, else of the first that
     did not pass: the error's one line names what the score is about."""
     failed = [t for t in result.tests_of(part) if t.status != "passed"]

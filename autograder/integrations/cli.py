@@ -7,6 +7,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # jsonschema checks the "iri" format with rfc3987_syntax when that is installed (Jupyter
 # pulls it in), and importing it compiles 38 Earley grammars: about a second of every
@@ -14,9 +15,12 @@ from pathlib import Path
 # and nbgrader never ask for (neither validates with a format checker). A None entry makes
 # jsonschema's own `import` fail, and it skips that one format, as it does when the
 # package is absent. Only this command's process is affected.
-sys.modules.setdefault("rfc3987_syntax", None)
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 from ..selfcheck.wording import LANGUAGES  # noqa: E402 - after the entry above
+
+if TYPE_CHECKING:  # the grader is imported only by the commands that grade
+    from ..grader.result import Result
 
 
 def _grade(args):
@@ -121,7 +125,7 @@ def unwritable_folder(out):
     return None
 
 
-def ungraded_reason(result):
+def ungraded_reason(result: "Result") -> str | None:
     """Why a result is not a grade (its status and reason, on one line); None for a grade."""
     from ..grader.result import Status
     from ..selfcheck.notebook_file import one_line

@@ -12,6 +12,7 @@ import html
 
 from ..exercise import of_result
 from ..grader.grading import part_summary
+from ..grader.result import Result
 from ..selfcheck.wording import decide, pick
 
 WORDS = {
@@ -31,11 +32,11 @@ def _words(result):
     return words
 
 
-def _why_ungraded(result):
+def _why_ungraded(result: Result) -> str:
     return result.output if result.output is not None else result.status_text()
 
 
-def feedback_parts(result):
+def feedback_parts(result: Result) -> list[tuple[str, float, float, str]]:
     """[(part, points earned, points possible, its summary)]: what both files show.
     Working the summaries out is most of writing feedback, so a caller that writes
     both files works them out once and hands them to each."""
@@ -49,7 +50,7 @@ def feedback_parts(result):
     return found
 
 
-def feedback_markdown(student, result, parts=None):
+def feedback_markdown(student: str, result: Result, parts=None) -> str:
     words = _words(result)
     lines = [f"# {words['title']}: {student}", "",
              f"**{words['total']}: {result.score:g} / {result.max_score:g}**", ""]
@@ -62,7 +63,7 @@ def feedback_markdown(student, result, parts=None):
     return "\n".join(lines)
 
 
-def feedback_html(student, result, parts=None):
+def feedback_html(student: str, result: Result, parts=None) -> str:
     language = decide(result.language)
     words = _words(result)
     escape = html.escape

@@ -183,7 +183,7 @@ def _exercise_files():
             for file in content_files(exercise.folder)]
 
 
-def for_gradescope(result):
+def for_gradescope(result: Result) -> dict:
     """The result's results.json as Gradescope shows it. Gradescope shows each test's
     name to the student, so it is in the notebook's language; a test's ``status`` is
     Gradescope's own word (passed or failed), which the kit's three do not fit, so it is
@@ -465,7 +465,7 @@ def grade_upload(found):
     return with_upload_note(result, chosen, which, others, notebook)
 
 
-def with_upload_note(result, chosen, which, others, notebook):
+def with_upload_note(result: Result, chosen, which, others, notebook) -> Result:
     """The result with the upload's notebooks named: which one was graded, when that is not
     the plain ``notebook`` at the top, and the others, in the result's language (an
     unreadable notebook's result is in English)."""
@@ -501,7 +501,7 @@ def run(root):
     return write_results(root, result)
 
 
-def refused_result(refused):
+def refused_result(refused: str) -> Result:
     """Score 0, and one line for the instructor: why, and how to accept the risk."""
     return replace(unreadable(refused).with_extra(confinement=None, isolation=[]),
                    status=Status.REFUSED, output=one_line(
@@ -509,7 +509,7 @@ def refused_result(refused):
         "`export MHAKIT_ALLOW_UNCONFINED=1` in run_autograder to accept the risk.", None))
 
 
-def write_results(root, result):
+def write_results(root, result: Result) -> Path:
     out = Path(root) / "results" / "results.json"
     out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     out.write_text(json.dumps(for_gradescope(result), indent=1, ensure_ascii=False),

@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from ..exercise import current
-from ..grader.result import Status
+from ..grader.result import Result, Status
 from ..selfcheck.notebook_file import one_line
 
 
@@ -96,14 +96,14 @@ def write_report(results, out):
     return path
 
 
-def needs_a_look(results):
+def needs_a_look(results: dict[str, Result]) -> list[tuple[str, str]]:
     """[(student, status with its reason and notes)] for each student who was not graded,
     or whose folder had something to note (other notebooks, a name nbgrader cannot hold)."""
     return [(student, status_line(result)) for student, result in sorted(results.items())
             if result.status is not Status.GRADED or result.extra.get("batch_notes")]
 
 
-def status_line(result):
+def status_line(result: Result) -> str:
     """The status, with the reason when the student was not graded and the batch's
     notes: one line, for grades.csv, the table and the report."""
     extra = result.extra

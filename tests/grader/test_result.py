@@ -73,6 +73,7 @@ def test_a_results_json_whose_status_no_grader_writes_is_refused(status, kept):
     lambda r: r.update(score=float("nan")), lambda r: r.update(extra_data=[]),
     lambda r: r["tests"].append("passed"), lambda r: r["tests"][0].update(name=3),
     lambda r: r["tests"][0].update(score=None), lambda r: r["tests"][1].update(tags=[1]),
+    lambda r: r["tests"][0].update(status="perfect"),
     lambda r: r["extra_data"].update(parts={"softmax": "5"}),
     lambda r: r["extra_data"].update(seed=-1), lambda r: r["extra_data"].update(seed=True),
     lambda r: r["extra_data"].update(language="fr"),

@@ -5,6 +5,7 @@ import os
 import tempfile
 
 from ...exercise import current
+from ...grader.result import Result
 from ..report import status_line
 from ..sink import WholeClass
 
@@ -17,7 +18,7 @@ def csv_columns():
     return ("student", "total") + current().parts + ("status",)
 
 
-def grade_row(student, result):
+def grade_row(student: str, result: Result) -> dict[str, str]:
     parts = result.parts
     row = {"student": student, "total": f"{result.score:g}", "status": status_line(result)}
     row.update({part: f"{parts.get(part, 0):g}" for part in current().parts})
