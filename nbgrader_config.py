@@ -17,7 +17,7 @@ c.GenerateAssignment.preprocessors = [
     "nbgrader.preprocessors.IncludeHeaderFooter",
     "nbgrader.preprocessors.InstantiateTests",
     "nbgrader.preprocessors.LockCells",
-    "autograder.integrations.nbgrader_plugin.ClearSolutionsKeepingQuizStubs",
+    "mhakit.integrations.nbgrader_plugin.ClearSolutionsKeepingQuizStubs",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.CheckCellMetadata",
     "nbgrader.preprocessors.ComputeChecksums",
@@ -33,11 +33,11 @@ c.GenerateAssignment.preprocessors = [
 # runs the answer cells in a locked-down child process and fills in the test cells'
 # outputs. The other steps are nbgrader's own, in nbgrader's order.
 c.Autograde.sanitize_preprocessors = [
-    "autograder.integrations.nbgrader_plugin.DetectTampering",  # before OverwriteCells hides the edits
+    "mhakit.integrations.nbgrader_plugin.DetectTampering",  # before OverwriteCells hides the edits
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
-    "autograder.integrations.nbgrader_plugin.RestoreLockedCells",  # OverwriteCells, no false alarms
+    "mhakit.integrations.nbgrader_plugin.RestoreLockedCells",  # OverwriteCells, no false alarms
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # The kit's bounded notebook reader, which `mhakit grade` uses too: a file that is no
@@ -49,24 +49,24 @@ c.Autograde.sanitize_preprocessors = [
 # code (README: "Where you grade"), or where other people's accounts can read the course
 # or the kit's answers (README: "0. Setup"). allow_unconfined = True and
 # allow_shared = True grade there anyway; the first flags every grade for review.
-c.Autograde.exporter_class = "autograder.integrations.nbgrader_plugin.BoundedNotebookReader"
+c.Autograde.exporter_class = "mhakit.integrations.nbgrader_plugin.BoundedNotebookReader"
 c.BoundedNotebookReader.allow_unconfined = False
 c.BoundedNotebookReader.allow_shared = False
 c.Autograde.autograde_preprocessors = [
-    "autograder.integrations.nbgrader_plugin.IsolatedAutograde",
+    "mhakit.integrations.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
-    "autograder.integrations.nbgrader_plugin.FlagTampering",
+    "mhakit.integrations.nbgrader_plugin.FlagTampering",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
 # `nbgrader collect` and formgrader's Collect button: the kit's, which follows no link, on a
 # shared exchange refuses a folder not owned by the student it names, takes the latest
-# submission the exchange saw, and records what it refused (autograder/integrations/collect.py).
-c.ExchangeFactory.collect = "autograder.integrations.collect.CheckedCollect"
+# submission the exchange saw, and records what it refused (mhakit/integrations/collect.py).
+c.ExchangeFactory.collect = "mhakit.integrations.collect.CheckedCollect"
 
 # Feedback shows each check's outcome, never the hidden test regions of the test cells.
 c.GenerateFeedback.preprocessors = [
@@ -77,5 +77,5 @@ c.GenerateFeedback.preprocessors = [
 
 # `nbgrader export`: one row per student for each exercise, whichever language's assignment
 # they submitted (both: the later counts, and the row says so), the auto-graded score out
-# of 100, the written answers apart as extra credit (autograder/integrations/export.py).
-c.ExportApp.plugin_class = "autograder.integrations.export.ExerciseExport"
+# of 100, the written answers apart as extra credit (mhakit/integrations/export.py).
+c.ExportApp.plugin_class = "mhakit.integrations.export.ExerciseExport"

@@ -5,7 +5,7 @@ side is a commit, checked out with ``git worktree add --detach`` in a temporary 
 and removed at the end, or WORKTREE: this repository's working tree as it is.
 
 Both sides run on this interpreter, each with ``PYTHONPATH=<its root>``, which comes
-before the editable install; the run stops if ``autograder`` would still be imported
+before the editable install; the run stops if ``mhakit`` would still be imported
 from elsewhere. Module paths move between commits, so nothing of the kit is imported
 here: everything goes through each side's own command line, the ``mhakit`` entry of its
 pyproject.toml.
@@ -60,7 +60,7 @@ def git(*args):
 
 
 def cli_module(root):
-    """The module of the mhakit entry point in root's pyproject.toml, e.g. autograder.cli."""
+    """The module of the mhakit entry point in root's pyproject.toml, e.g. mhakit.cli."""
     try:
         with open(root / "pyproject.toml", "rb") as handle:
             entry = tomllib.load(handle)["project"]["scripts"]["mhakit"]
@@ -109,10 +109,10 @@ class Side:
                               capture_output=True, text=True)
 
     def check_import(self):
-        done = self.python("-c", "import autograder; print(autograder.__file__)")
+        done = self.python("-c", "import mhakit; print(mhakit.__file__)")
         found = Path(done.stdout.strip() or "?").resolve()
         if done.returncode != 0 or not found.is_relative_to(self.root.resolve()):
-            raise Failure(f"{self.label} ({self.name}): autograder comes from {found}, not "
+            raise Failure(f"{self.label} ({self.name}): mhakit comes from {found}, not "
                           f"from {self.root}\n{done.stderr.strip()}")
 
     def mhakit(self, *args):

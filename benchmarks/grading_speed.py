@@ -49,10 +49,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from autograder.authoring.build import generate_release, tool_environment, write_source
-from autograder.exercise import current
-from autograder.integrations.demo import COURSE_CONFIG
-from autograder.phases import ORDER
+from mhakit.authoring.build import generate_release, tool_environment, write_source
+from mhakit.exercise import current
+from mhakit.integrations.demo import COURSE_CONFIG
+from mhakit.phases import ORDER
 # Run as a script, Python puts benchmarks/ on the path, not the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.mha_exercise import fill, reference_body, sample_answers
@@ -214,7 +214,7 @@ def autograde_command(kit):
 
 
 def mhakit_timing(course):
-    """The run's timing.json: seconds per notebook in each phase (see autograder/phases.py)."""
+    """The run's timing.json: seconds per notebook in each phase (see mhakit/phases.py)."""
     return json.loads((course / "results" / "timing.json").read_text(encoding="utf-8"))
 
 

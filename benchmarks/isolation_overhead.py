@@ -56,12 +56,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.exercise import current
-from autograder.grader.grading import grade_cells, ordered_checks, seeded
-from autograder.grader.result import Status
-from autograder.selfcheck.framework import InProcessStudent
-from autograder.selfcheck.notebook import run_cells
-from autograder.selfcheck.runner import run_check
+from mhakit.exercise import current
+from mhakit.grader.grading import grade_cells, ordered_checks, seeded
+from mhakit.grader.result import Status
+from mhakit.selfcheck.framework import InProcessStudent
+from mhakit.selfcheck.notebook import run_cells
+from mhakit.selfcheck.runner import run_check
 # Run as a script, Python puts benchmarks/ on the path, not the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.mha_exercise import sample_answers
@@ -441,7 +441,7 @@ def report(console, reports, args):
 
 def kit_child_start(limits):
     """Seconds to start one of the kit's children and have its first answer."""
-    from autograder.sandbox.process import ChildProcess
+    from mhakit.sandbox.process import ChildProcess
 
     start = time.perf_counter()
     child = ChildProcess(limits)
@@ -458,7 +458,7 @@ def kit_child_start(limits):
 
 def fresh_command(sandboxed):
     """A fresh interpreter that imports numpy and says so; in bwrap if ``sandboxed``."""
-    from autograder.sandbox import student_site
+    from mhakit.sandbox import student_site
 
     site = student_site.student_site()  # the folder that holds numpy only, as the kit's child has
     code = (f"import sys; sys.path.insert(0, {str(site)!r}); import numpy; "
@@ -506,7 +506,7 @@ def one_start(kind, limits):
 def run_starts(count):
     """In a subprocess forced to userns: every kind once to warm up, then ``count``
     rounds, each kind once per round (interleaved). Seconds per start, by kind."""
-    from autograder.sandbox import Limits
+    from mhakit.sandbox import Limits
 
     limits, times = Limits(), {kind: [] for kind in STARTS}
     for kind in STARTS:  # warm-up: the mode's probe, the zygote, the page cache

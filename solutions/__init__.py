@@ -1,5 +1,5 @@
 """Reference solutions (instructor side only; never released): one module per exercise,
-whose contract (autograder/exercises/<name>/__init__.py) lists its functions."""
+whose contract (mhakit/exercises/<name>/__init__.py) lists its functions."""
 
 from .mha import (  # noqa: F401 - the mha exercise's functions, as solutions.<name>
     attention,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring.build import generate_release, write_source
-from autograder.grader.grading import grade_cells
-from autograder.authoring.sample_class import write_sample_class
+from mhakit.authoring.build import generate_release, write_source
+from mhakit.grader.grading import grade_cells
+from mhakit.authoring.sample_class import write_sample_class
 from tests import worker_groups
 from tests.mha_exercise import EXERCISE, sample_answers
 

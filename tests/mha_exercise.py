@@ -1,10 +1,10 @@
 """The kit's own exercise, multi-head attention, as the tests use it: its contract and
 content in the names the tests read them by."""
 
-from autograder.authoring import sample_class as _samples
-from autograder.authoring.sample_class import fill  # noqa: F401 - for the tests
-from autograder.exercise import BUILT_IN, load
-from autograder.grader.diagnosis import catalogue
+from mhakit.authoring import sample_class as _samples
+from mhakit.authoring.sample_class import fill  # noqa: F401 - for the tests
+from mhakit.exercise import BUILT_IN, load
+from mhakit.grader.diagnosis import catalogue
 
 EXERCISE = load(BUILT_IN / "mha")
 ASSIGNMENTS = EXERCISE.assignments

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 PLUGIN = '''
 import json, os
-from autograder.sandbox import cgroups, confinement
+from mhakit.sandbox import cgroups, confinement
 from tests.worker_groups import groups_of
 
 def refuse(*args, **kwargs):

@@ -1,4 +1,4 @@
-"""autograder/exercise.py: exercises are content, and the engine names none of their functions."""
+"""mhakit/exercise.py: exercises are content, and the engine names none of their functions."""
 
 import io
 import os
@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring.build import write_source
-from autograder.exercise import BUILT_IN, load
-from autograder.grader.grading import graders_hash, ordered_checks, seeded
-from autograder.grader.result import Result
-from autograder.grader.planning import plan, same_call
-from autograder.selfcheck.framework import Checks
+from mhakit.authoring.build import write_source
+from mhakit.exercise import BUILT_IN, load
+from mhakit.grader.grading import graders_hash, ordered_checks, seeded
+from mhakit.grader.result import Result
+from mhakit.grader.planning import plan, same_call
+from mhakit.selfcheck.framework import Checks
 from tests.mha_exercise import EXERCISE
 
 REPO = Path(__file__).resolve().parent.parent
-ENGINE = [path for path in sorted((REPO / "autograder").rglob("*.py"))
+ENGINE = [path for path in sorted((REPO / "mhakit").rglob("*.py"))
           if not path.is_relative_to(BUILT_IN)] + [REPO / "nbgrader_config.py"]
 SECOND = REPO / "tests" / "second_exercise"
 
@@ -135,7 +135,7 @@ def test_an_exercise_that_names_a_missing_file_not_graded_is_refused(tmp_path):
 def test_a_folder_that_is_no_exercise_is_refused_in_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     for folder in (tmp_path / "empty", tmp_path / "missing"):
-        done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli",
+        done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli",
                                "--exercise", str(folder), "grade", "x.ipynb"],
                               capture_output=True, text=True)
         assert done.returncode == 2 and done.stdout == ""
@@ -144,7 +144,7 @@ def test_a_folder_that_is_no_exercise_is_refused_in_one_line(tmp_path):
 
 def test_a_course_build_writes_nothing_into_the_kit(tmp_path):
     def snapshot():
-        return {p: p.stat().st_mtime_ns for p in (REPO / "autograder").rglob("*")
+        return {p: p.stat().st_mtime_ns for p in (REPO / "mhakit").rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts}
 
     before = snapshot()
@@ -157,7 +157,7 @@ def test_a_course_build_writes_nothing_into_the_kit(tmp_path):
 def test_a_course_of_several_exercises_finds_each_assignments_own(monkeypatch):
     """MHAKIT_EXERCISE names folders as PATH does; the kit's own exercise is always there,
     and each assignment, and each result, finds the exercise it belongs to."""
-    from autograder.exercise import course_exercises, current, for_assignment, of_result
+    from mhakit.exercise import course_exercises, current, for_assignment, of_result
 
     second = Path(__file__).resolve().parent / "second_exercise"
     monkeypatch.setenv("MHAKIT_EXERCISE", f"{second}{os.pathsep}")  # an empty entry too

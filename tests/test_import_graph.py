@@ -9,10 +9,10 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-KIT = "autograder"
+KIT = "mhakit"
 # Above the sandbox: it is told what to hide and how much to allow, and asks none of them.
-ABOVE_THE_SANDBOX = ("autograder.grader", "autograder.exercise", "autograder.exercises",
-                     "autograder.integrations", "autograder.authoring")
+ABOVE_THE_SANDBOX = ("mhakit.grader", "mhakit.exercise", "mhakit.exercises",
+                     "mhakit.integrations", "mhakit.authoring")
 
 
 def modules_of(root, package):
@@ -126,7 +126,7 @@ def test_no_module_of_the_kit_imports_itself_in_a_circle():
 
 
 def test_the_sandbox_imports_nothing_of_the_grader_the_exercises_or_the_doors():
-    sandbox = [name for name in GRAPH if name.startswith("autograder.sandbox")]
+    sandbox = [name for name in GRAPH if name.startswith("mhakit.sandbox")]
     assert len(sandbox) > 10
     wrong = {name: sorted(t for t in GRAPH[name] if t.startswith(ABOVE_THE_SANDBOX))
              for name in sandbox}
@@ -136,7 +136,7 @@ def test_the_sandbox_imports_nothing_of_the_grader_the_exercises_or_the_doors():
 def test_the_child_and_the_self_check_stand_alone():
     """The child's files run in a jail without the kit; the self-check ships to students
     as a package of its own (mhakit_student): neither reaches outside its folder."""
-    for folder in ("autograder.sandbox.child", "autograder.selfcheck"):
+    for folder in ("mhakit.sandbox.child", "mhakit.selfcheck"):
         outside = {name: sorted(t for t in GRAPH[name] if not t.startswith(folder))
                    for name in GRAPH if name.startswith(folder)}
         assert not {name: targets for name, targets in outside.items() if targets}, folder

@@ -24,12 +24,12 @@ def test_mypy_finds_nothing_in_the_grader_the_sandbox_and_the_doors():
 
 
 def test_the_version_is_written_once():
-    """pyproject.toml reads it from autograder/__init__.py; the installed kit reports it."""
+    """pyproject.toml reads it from mhakit/__init__.py; the installed kit reports it."""
     import importlib.metadata
     import tomllib
 
-    import autograder
+    import mhakit
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert "version" not in project and "version" in project["dynamic"]
-    assert importlib.metadata.version("mha-kit") == autograder.__version__
+    assert importlib.metadata.version("mha-kit") == mhakit.__version__

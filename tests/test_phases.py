@@ -1,8 +1,8 @@
-"""The stopwatch that splits grading's time into phases (autograder/phases.py)."""
+"""The stopwatch that splits grading's time into phases (mhakit/phases.py)."""
 
 import time
 
-from autograder.phases import OTHER, ORDER, Stopwatch, added, measuring, phase, rounded
+from mhakit.phases import OTHER, ORDER, Stopwatch, added, measuring, phase, rounded
 
 
 class FakeClock:

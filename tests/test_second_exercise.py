@@ -17,12 +17,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.authoring.build import exercise_files, solution_cell_source, tool_environment
-from autograder.authoring.sample_class import fill, write_sample_class
-from autograder.exercise import BUILT_IN, FOLDER_VARIABLE, current, load
-from autograder.grader.diagnosis import catalogue
-from autograder.grader.grading import ordered_checks
-from autograder.selfcheck.fingerprints import MISTAKE_LABEL
+from mhakit.authoring.build import exercise_files, solution_cell_source, tool_environment
+from mhakit.authoring.sample_class import fill, write_sample_class
+from mhakit.exercise import BUILT_IN, FOLDER_VARIABLE, current, load
+from mhakit.grader.diagnosis import catalogue
+from mhakit.grader.grading import ordered_checks
+from mhakit.selfcheck.fingerprints import MISTAKE_LABEL
 
 REPO = Path(__file__).resolve().parent.parent
 FOLDER = Path(__file__).resolve().parent / "second_exercise"
@@ -37,7 +37,7 @@ MISTAKES = {"bob_whole_array": "normalise/whole-array",
 SEED = 11
 _SCRIPT = Path(sys.executable).with_name("mhakit")
 MHAKIT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m",
-                                                   "autograder.integrations.cli"]
+                                                   "mhakit.integrations.cli"]
 
 
 def mhakit(*args, cwd=None):
@@ -334,7 +334,7 @@ def test_the_gradescope_bundle_carries_the_exercise_and_grades_it_second_exercis
 
     done = mhakit("gradescope", "--out", str(tmp_path / "autograder.zip"))
     assert done.returncode == 0, done.stderr
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
         names = set(archive.namelist())
         archive.extractall(root / "source")

@@ -1,4 +1,4 @@
-"""autograder/settings.py: every MHAKIT_* variable the kit's Python reads, in one object."""
+"""mhakit/settings.py: every MHAKIT_* variable the kit's Python reads, in one object."""
 
 import os
 import re
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.settings import Settings, exercise_folder, pass_on, settings
+from mhakit.settings import Settings, exercise_folder, pass_on, settings
 
-KIT = Path(__file__).resolve().parent.parent / "autograder"
+KIT = Path(__file__).resolve().parent.parent / "mhakit"
 
 
 def test_an_empty_environment_gives_the_defaults():

@@ -1,0 +1,1 @@
+"""See autograder/__init__.py: old dotted paths of the kit's nbgrader classes."""

@@ -148,10 +148,10 @@ ATTACKS = [
         "    X = np.asarray(X)\n"
         "    return np.zeros(X.shape[:-2] + (num_heads, X.shape[-2], X.shape[-1] // num_heads))\n")}),
     # --- reading the answers
-    Attack("import-solutions-and-autograder", zero=("attention_scores",), edits={
+    Attack("import-solutions-and-mhakit", zero=("attention_scores",), edits={
         "answer_attention_scores": (
             "def attention_scores(Q, K):\n"
-            "    for name in ('solutions', 'autograder.grader.hidden_checks', 'solutions.mha'):\n"
+            "    for name in ('solutions', 'mhakit.grader.hidden_checks', 'solutions.mha'):\n"
             "        try:\n"
             "            module = __import__(name, fromlist=['x'])\n"
             "            return module.attention_scores(Q, K)\n"
@@ -298,7 +298,7 @@ ATTACKS = [
         "    except OSError:\n"
         "        pass\n"
         "try:\n"
-        f"    os.rename({str(REPO / 'autograder')!r}, '/tmp/gone')\n"
+        f"    os.rename({str(REPO / 'mhakit')!r}, '/tmp/gone')\n"
         "except OSError:\n"
         "    pass\n",)),
     # --- bad notebooks

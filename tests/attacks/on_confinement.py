@@ -32,10 +32,10 @@ import os, stat, sys, time
 ROUTE = []
 _BUDGET = time.monotonic() + 1.5  # well inside the load's one deadline
 _SEEN = set()
-_NAMES = ('solutions', 'autograder', 'grader', 'source', 'mha.py', 'hidden_checks.py',
+_NAMES = ('solutions', 'mhakit', 'grader', 'source', 'mha.py', 'hidden_checks.py',
           'grading.py', 'gradebook.db')
-_BELOW = ('solutions/mha.py', 'autograder/grader/hidden_checks.py',
-          'autograder/grader/grading.py', 'source/mha/mha.ipynb', 'gradebook.db')
+_BELOW = ('solutions/mha.py', 'mhakit/grader/hidden_checks.py',
+          'mhakit/grader/grading.py', 'source/mha/mha.ipynb', 'gradebook.db')
 def _in_time():
     return not ROUTE and time.monotonic() < _BUDGET
 def _read(path, route):
@@ -138,7 +138,7 @@ for value in list(os.environ.values()) + [os.path.expanduser('~')]:
 
 INSTALLED_PACKAGES = """\
 import glob, importlib.metadata, importlib.util, json, re
-for name in ('solutions', 'autograder', 'solutions.mha', 'autograder.grader.hidden_checks'):
+for name in ('solutions', 'mhakit', 'solutions.mha', 'mhakit.grader.hidden_checks'):
     try:
         spec = importlib.util.find_spec(name)
         for path in [spec.origin] + list(spec.submodule_search_locations or ()):
@@ -173,7 +173,7 @@ for site in SITES:
         names = []
     for name in names:
         path = os.path.join(site, name)
-        if name in ('solutions', 'autograder'):
+        if name in ('solutions', 'mhakit'):
             _look_in(path, 'a package in ' + site)
         elif name.endswith(('.pth', '.egg-link')) or name.startswith('__editable__'):
             try:
@@ -231,10 +231,10 @@ while QUEUE and _in_time() and ENTRIES < 200000:
 KNOWN_PATHS = f"""\
 # The course's own layout, and Gradescope's.
 for path in ({str(REPO / 'solutions' / 'mha.py')!r},
-             {str(REPO / 'autograder' / 'grader' / 'hidden_checks.py')!r},
-             {str(REPO / 'autograder' / 'grader' / 'grading.py')!r},
+             {str(REPO / 'mhakit' / 'grader' / 'hidden_checks.py')!r},
+             {str(REPO / 'mhakit' / 'grader' / 'grading.py')!r},
              '/autograder/source/solutions/mha.py',
-             '/autograder/source/autograder/grader/hidden_checks.py'):
+             '/autograder/source/mhakit/grader/hidden_checks.py'):
     _read(path, 'known path ' + path)
 """
 
@@ -336,7 +336,7 @@ if _pid > 1:  # 0 in the jail: its parent is outside its PID namespace
 
 
 COURSE_FILES = [REPO / "solutions" / "mha.py", REPO / "source" / "mha" / "mha.ipynb",
-                REPO / "autograder" / "grader" / "grading.py"]
+                REPO / "mhakit" / "grader" / "grading.py"]
 
 # Looking is allowed: listing folders, /proc and its own environment must neither crash the
 # child nor cost points, as long as the answer is the student's own.

@@ -1,4 +1,4 @@
-"""autograder/authoring/build.py: source/ and assignments/ are derived: they must match a
+"""mhakit/authoring/build.py: source/ and assignments/ are derived: they must match a
 fresh build, and the release must hold no answer and no hidden check."""
 
 import ast
@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.authoring.build import exercise_files, solution_cell_source, source_files
+from mhakit.authoring.build import exercise_files, solution_cell_source, source_files
 from tests.mha_exercise import (ASSIGNMENTS, EXERCISE, POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY,
                                 QUIZ_POINTS)
 

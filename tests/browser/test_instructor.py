@@ -121,7 +121,7 @@ def hidden_test_lines(course, assignment):
 
 
 def test_feedback_page_names_the_mistake_and_hides_the_tests(graded, page):
-    from autograder.grader import hidden_checks
+    from mhakit.grader import hidden_checks
 
     from ..authoring.test_build import _names_defined_in
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox.confinement import choice, chosen_mode, confined
-from autograder.grader.grading import grade_notebook
-from autograder.grader.result import Status
+from mhakit.sandbox.confinement import choice, chosen_mode, confined
+from mhakit.grader.grading import grade_notebook
+from mhakit.grader.result import Status
 from tests.mha_exercise import POINTS, QUIZ_POINTS
-from autograder.sandbox import Limits
+from mhakit.sandbox import Limits
 
 from tests.attacks.corpus import ATTACKS, REPO
 
@@ -71,7 +71,7 @@ def tree_digest(*folders, skip=()):
 
 NBGRADER_OUTPUTS = ("autograded", "feedback", "gradebook.db", "mhakit-results", "__pycache__",
                     "grades.csv", "nbgrader_grades.csv")
-REPO_PARTS = [REPO / name for name in ("source", "solutions", "autograder", "assignments")]
+REPO_PARTS = [REPO / name for name in ("source", "solutions", "mhakit", "autograder", "assignments")]
 
 
 @pytest.fixture(scope="module")

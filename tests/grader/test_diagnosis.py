@@ -3,10 +3,10 @@
 import pytest
 
 from tests.mha_exercise import CATALOGUE, EXERCISE, POINTS, PUBLIC
-from autograder.selfcheck import runner
-from autograder.selfcheck.framework import InProcessStudent
-from autograder.selfcheck.notebook import run_cells
-from autograder.selfcheck.wording import speaking
+from mhakit.selfcheck import runner
+from mhakit.selfcheck.framework import InProcessStudent
+from mhakit.selfcheck.notebook import run_cells
+from mhakit.selfcheck.wording import speaking
 from tests.mha_exercise import reference_body
 
 from tests.conftest import ANSWER_ORDER, grade_answers

@@ -5,7 +5,7 @@ several classes, and holds the diagnosis to saying no more than the evidence sho
 
 import numpy as np
 
-from autograder.selfcheck.structure import diagnose, structures_of
+from mhakit.selfcheck.structure import diagnose, structures_of
 from solutions import mha as ref
 from tests.mha_exercise import PUBLIC
 
@@ -59,7 +59,7 @@ def test_the_batch_observation_lists_keepdims_among_its_causes():
     def call_again(args, kwargs):
         return no_keepdims(*args, **kwargs), None
 
-    from autograder.selfcheck.failed_call import RAISED
+    from mhakit.selfcheck.failed_call import RAISED
     found = diagnose(STRUCTURE["softmax"], (x,), {}, RAISED, ref.softmax(x),
                      call_again=call_again)
     assert found.id == "structure/wrong-with-batch-axes"

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tests.mha_exercise import EXERCISE, POINTS, QUIZ_POINTS
-from autograder.sandbox import Limits
+from mhakit.sandbox import Limits
 
 from tests.conftest import REPO, grade_answers
 
@@ -89,7 +89,7 @@ def test_an_endless_loop_times_out_and_costs_only_its_function(reference_answers
 GRADE_IN_A_FRESH_PROCESS = """
 import hashlib, json, sys
 import numpy as np
-from autograder.grader.grading import prepared_for
+from mhakit.grader.grading import prepared_for
 from tests.conftest import grade_answers
 seed = int(sys.argv[1])
 result = grade_answers(json.loads(sys.stdin.read()), seed=seed)
@@ -162,7 +162,7 @@ def _split_at_heading(summary, heading):
 
 
 def test_a_function_with_full_points_says_why_its_failed_checks_cost_nothing(wrong_split):
-    from autograder.grader.grading import part_summary
+    from mhakit.grader.grading import part_summary
 
     language, result = wrong_split
     assert parts(result)["multi_head_attention"] == FULL["multi_head_attention"]
@@ -177,7 +177,7 @@ def test_a_function_with_full_points_says_why_its_failed_checks_cost_nothing(wro
 
 
 def test_a_failed_check_that_cost_points_stays_above_the_heading(wrong_split):
-    from autograder.grader.grading import part_summary
+    from mhakit.grader.grading import part_summary
 
     language, result = wrong_split
     summary = part_summary(result, "split_heads")
@@ -191,7 +191,7 @@ def test_a_failed_check_that_cost_points_stays_above_the_heading(wrong_split):
 
 
 def test_a_function_whose_free_checks_pass_has_no_heading(wrong_split):
-    from autograder.grader.grading import part_summary
+    from mhakit.grader.grading import part_summary
 
     language, result = wrong_split
     summary = part_summary(result, "attention")

@@ -1,4 +1,4 @@
-"""autograder/grader/hidden_checks.py: each function's checks pay for correct values, keep
+"""mhakit/grader/hidden_checks.py: each function's checks pay for correct values, keep
 points for a kept dtype and untouched inputs, and the quiz pays for the key's answers."""
 
 import pytest

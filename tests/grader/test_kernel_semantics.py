@@ -3,7 +3,7 @@ syntax, the packages the release lets students import, a time limit per cell. Ea
 notebook goes the whole way: saved file, IPython's reading, the confined child."""
 
 
-from autograder.grader.grading import grade_notebook, part_summary
+from mhakit.grader.grading import grade_notebook, part_summary
 from tests.attacks.corpus import Attack
 from tests.mha_exercise import sample_answers
 
@@ -77,7 +77,7 @@ def test_a_cell_over_its_limit_still_stops_the_load(tmp_path, monkeypatch):
 
 
 def test_a_submission_that_plots_is_forked_from_a_parent_that_has_pyplot_imported(tmp_path):
-    from autograder.grader.imports import slow_imports
+    from mhakit.grader.imports import slow_imports
     from tests.mha_exercise import EXERCISE
 
     cells = [("a", "import matplotlib.pyplot as plt\n"), ("b", "import numpy as np\n")]

@@ -4,8 +4,8 @@ submission that fails on them, and no submission can change what is kept."""
 import numpy as np
 import pytest
 
-from autograder.grader import diagnosis, hidden_checks
-from autograder.grader.memo import Memo, content_key
+from mhakit.grader import diagnosis, hidden_checks
+from mhakit.grader.memo import Memo, content_key
 from tests.conftest import grade_answers
 from tests.mha_exercise import sample_answers
 

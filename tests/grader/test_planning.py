@@ -7,10 +7,10 @@ long as no sealed answer that travels with the batch is also a question the batc
 import numpy as np
 import pytest
 
-from autograder.grader.grading import ordered_checks, prepared_for
-from autograder.grader.planning import ReplayingStudent, batch_groups, same_call
-from autograder.sandbox import Outcome, PlannedCall
-from autograder.sandbox.student import IsolatedStudent
+from mhakit.grader.grading import ordered_checks, prepared_for
+from mhakit.grader.planning import ReplayingStudent, batch_groups, same_call
+from mhakit.sandbox import Outcome, PlannedCall
+from mhakit.sandbox.student import IsolatedStudent
 from tests.conftest import grade_answers
 from tests.mha_exercise import EXERCISE, sample_answers
 
@@ -111,7 +111,7 @@ def test_a_replayed_call_compares_with_the_planned_result_which_no_one_can_chang
 
 def _replayed(monkeypatch):
     """The names of the checks that grading replays, as it replays them."""
-    from autograder.selfcheck import runner
+    from mhakit.selfcheck import runner
 
     replayed, original = [], runner.run_check
     monkeypatch.setattr(runner, "run_check", lambda check, student, *rest: (
@@ -143,7 +143,7 @@ def test_an_answer_off_in_its_last_bit_is_replayed_and_passes_all_the_same(refer
 
 @pytest.mark.parametrize("student", ["alice_correct", "bob_partly_correct", "dave_tries_to_cheat"])
 def test_checks_that_are_not_replayed_come_to_the_verdicts_a_replay_would(student, monkeypatch):
-    from autograder.grader import planning
+    from mhakit.grader import planning
 
     answers = sample_answers()[student]
     fast = grade_answers(answers, seed=4)

@@ -1,11 +1,11 @@
-"""autograder/grader/result.py: a result is typed inside the kit, and results.json is
+"""mhakit/grader/result.py: a result is typed inside the kit, and results.json is
 written and read in one place each."""
 
 import json
 
 import pytest
 
-from autograder.grader.result import Outcome, Result, Status, graded_status, status_of
+from mhakit.grader.result import Outcome, Result, Status, graded_status, status_of
 
 PARTS = {"softmax": 5.0, "quiz": 0.0}
 

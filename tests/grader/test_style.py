@@ -1,4 +1,4 @@
-"""autograder/grader/style.py: a style note costs nothing, names the line it is about, and
+"""mhakit/grader/style.py: a style note costs nothing, names the line it is about, and
 is given only for a loop over heads or batch items, decided from the code alone."""
 
 import ast
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.exercise import load
-from autograder.grader.result import Result
-from autograder.grader.style import style_notes
+from mhakit.exercise import load
+from mhakit.grader.result import Result
+from mhakit.grader.style import style_notes
 from tests.conftest import REPO, grade_answers
 from tests.mha_exercise import EXERCISE
 
@@ -209,7 +209,7 @@ def test_an_expression_too_deep_to_read_gives_no_note_and_no_error():
 
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_a_loop_over_heads_costs_nothing_and_gets_a_note(reference_answers, language):
-    from autograder.grader.grading import part_summary
+    from mhakit.grader.grading import part_summary
 
     answers = dict(reference_answers, answer_split_heads=LOOPING_SPLIT)
     result = grade_answers(answers, seed=17, language=language)
@@ -230,7 +230,7 @@ def test_mhakit_grade_notes_the_loop_over_heads_and_not_the_while_on_axes(refere
 
     import nbformat
 
-    from autograder.authoring.sample_class import edited, fill
+    from mhakit.authoring.sample_class import edited, fill
     from tests.attacks.corpus import RELEASE
     from tests.integrations.test_cli import mhakit
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader.grading import grade_notebook
+from mhakit.grader.grading import grade_notebook
 from tests.mha_exercise import EXERCISE, POINTS
 from tests.mha_exercise import fill, sample_answers
-from autograder.grader.tampering import expected_layout, find_tampering, layout_of
+from mhakit.grader.tampering import expected_layout, find_tampering, layout_of
 
 from tests.attacks.corpus import RELEASE, REPO, _duplicate_with, _rename
 from tests.attacks.on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,
@@ -285,7 +285,7 @@ def test_the_source_notebook_is_flagged_on_both_doors(course, tmp_path):
     assert review["copier"][0] and COPIED in review["copier"][1]
     assert review["honest"] == ([], "")
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(root / "submitted"), "--out", str(out), "--seed", "3",
                            "--quiet", "--json"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,4 +1,4 @@
-"""autograder/integrations/batch.py: grading a folder of submissions.
+"""mhakit/integrations/batch.py: grading a folder of submissions.
 
 One odd submission never stops the class: `mhakit grade` (with --gradebook: see
 test_gradebook.py) on a class where honest students sit next to hostile files, names and
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits
-from autograder.sandbox.confinement import jail_works
+from mhakit.sandbox import Limits
+from mhakit.sandbox.confinement import jail_works
 from tests.attacks.corpus import Attack
 from tests.attacks.on_the_class import _forty_megabytes_of_braces, _nested_metadata
 from tests.integrations.test_cli import mhakit as mhakit_text  # text out, any subcommand
 
-MHAKIT = [sys.executable, "-m", "autograder.integrations.cli", "grade"]
+MHAKIT = [sys.executable, "-m", "mhakit.integrations.cli", "grade"]
 HONEST = ("ann", "ben", "cleo")
 NOT_UTF8 = b"frank\xff"   # a folder name that is not UTF-8
 SHOWN = "frank\\xff"      # how the kit shows it
@@ -206,7 +206,7 @@ def test_a_resumed_run_keeps_what_holds_and_matches_an_uninterrupted_one(course,
 def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
     distributed = pytest.importorskip("dask.distributed",
                                       reason="dask is an optional extra: pip install '.[dask]'")
-    from autograder.integrations.batch import grade_folder
+    from mhakit.integrations.batch import grade_folder
 
     local = grade_folder(course / "submitted", tmp_path / "local", seed=9, quiet=True)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -239,7 +239,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
         target.parent.mkdir(parents=True)
         shutil.copy(sample, target)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(submitted), "--out",
+    command = [sys.executable, "-m", "mhakit.integrations.cli", "grade", str(submitted), "--out",
                str(out), "--quiet", "--seed", "3", "--jobs", "2"]
     run = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
@@ -255,7 +255,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
     for path in finished:  # atomic writes: every result on disk is whole
         assert json.loads(path.read_text(encoding="utf-8"))["score"] == 100
     if jail_works(Limits()):  # the children die with the grader: no process of a sandbox uid is left
-        from autograder.sandbox.process import close_spare
+        from mhakit.sandbox.process import close_spare
 
         close_spare()  # this test process's own spare child, which the killed run never had
         deadline = time.monotonic() + 10
@@ -270,7 +270,7 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
 
 
 def sandbox_processes():
-    from autograder.sandbox.uids import UID_BASE
+    from mhakit.sandbox.uids import UID_BASE
 
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
@@ -287,9 +287,9 @@ def sandbox_processes():
 PROBED_ONCE = """
 import json, sys
 from dataclasses import replace
-from autograder.exercise import current
-from autograder.integrations.batch import grade_folder
-from autograder.sandbox import Limits, confinement
+from mhakit.exercise import current
+from mhakit.integrations.batch import grade_folder
+from mhakit.sandbox import Limits, confinement
 
 if __name__ == "__main__":
     current()

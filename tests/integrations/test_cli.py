@@ -1,4 +1,4 @@
-"""autograder/integrations/cli.py: mhakit grade, as an instructor runs it: one notebook, a
+"""mhakit/integrations/cli.py: mhakit grade, as an instructor runs it: one notebook, a
 folder, bad input, the language option. (mhakit demo: test_demo.py.)"""
 
 import csv
@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from autograder.grader.result import Result, status_of
-from autograder.integrations.sinks.grades_csv import csv_columns
-from autograder.integrations.cli import main, ungraded_line, unwritable_folder
+from mhakit.grader.result import Result, status_of
+from mhakit.integrations.sinks.grades_csv import csv_columns
+from mhakit.integrations.cli import main, ungraded_line, unwritable_folder
 from tests.attacks.corpus import REPO
 
 CSV_COLUMNS = csv_columns()
 
-MHAKIT = [sys.executable, "-m", "autograder.integrations.cli"]
+MHAKIT = [sys.executable, "-m", "mhakit.integrations.cli"]
 
 
 def mhakit(*args, cwd=None, env=None):
@@ -152,7 +152,7 @@ def test_the_ungradable_line_names_a_few_and_counts_the_rest():
 @pytest.mark.parametrize("out", ["/proc/forbidden", "a_file"])
 def test_an_out_that_cannot_be_written_is_refused_before_grading(out, course, tmp_path,
                                                                  monkeypatch, capsys):
-    from autograder.integrations import batch
+    from mhakit.integrations import batch
 
     def must_not_grade(*args, **kwargs):
         raise AssertionError("graded before checking --out")
@@ -257,7 +257,7 @@ def test_the_command_line_skips_rfc3987_syntax_and_nbformat_still_validates():
     # In a fresh interpreter, as `mhakit` starts: the command line's module comes first.
     code = (
         "import sys\n"
-        "import autograder.integrations.cli\n"
+        "import mhakit.integrations.cli\n"
         "import jsonschema, nbformat\n"
         "assert sys.modules['rfc3987_syntax'] is None\n"
         "notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('1 + 1')])\n"
@@ -278,7 +278,7 @@ def test_several_exercises_in_mhakit_exercise_load_and_exercise_goes_first(
         monkeypatch, tmp_path, capsys):
     """MHAKIT_EXERCISE read as PATH is: each folder loads, and the command's --exercise
     is the first of them for its workers and nbgrader's subprocesses."""
-    from autograder.exercise import BUILT_IN
+    from mhakit.exercise import BUILT_IN
 
     second = (REPO / "tests" / "second_exercise").resolve()
     kits = (BUILT_IN / "mha").resolve()

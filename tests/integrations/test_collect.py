@@ -1,4 +1,4 @@
-"""autograder/integrations/collect.py: real `nbgrader collect` runs, from a real exchange.
+"""mhakit/integrations/collect.py: real `nbgrader collect` runs, from a real exchange.
 
 Submissions are made with `nbgrader submit`; on the shared exchange, each is then given to
 the account it names (CI's Python lives in root's home, where no other account can run
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader.tampering import collect_findings
-from autograder.integrations.collect import RECORD
+from mhakit.grader.tampering import collect_findings
+from mhakit.integrations.collect import RECORD
 
 pytestmark = pytest.mark.slow
 ALICE, BOB, MALLORY = "mhkc-alice", "mhkc-bob", "mhkc-mallory"

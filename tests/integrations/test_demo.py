@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.integrations.cli import main
-from autograder.integrations.demo import unusable_keep
+from mhakit.integrations.cli import main
+from mhakit.integrations.demo import unusable_keep
 from tests.integrations.test_cli import assert_one_line_error, mhakit
 
 

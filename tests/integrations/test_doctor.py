@@ -1,4 +1,4 @@
-"""autograder/integrations/doctor.py: each problem it exists to find, on a course made to
+"""mhakit/integrations/doctor.py: each problem it exists to find, on a course made to
 have it, and a course set up as the README says, on which it finds nothing.
 
 The course is a copy of the session's built course; the instructor's config and the
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.integrations import doctor, privacy
+from mhakit.integrations import doctor, privacy
 from tests.mha_exercise import EXERCISE
 
 OTHERS = ["a_student"]  # the accounts other than the instructor's that people log in with
@@ -161,9 +161,21 @@ def test_an_exchange_that_holds_an_older_release(setup):
 def test_a_course_config_that_lost_the_kits_grader(setup):
     config = setup["course"] / "nbgrader_config.py"
     text = config.read_text(encoding="utf-8")
-    config.write_text(text.replace('"autograder.integrations.nbgrader_plugin.IsolatedAutograde",',
+    config.write_text(text.replace('"mhakit.integrations.nbgrader_plugin.IsolatedAutograde",',
                                    '"nbgrader.preprocessors.Execute",'), encoding="utf-8")
     assert "student code in a kernel" in only_broken(setup, "config")
+
+
+def test_a_config_written_before_the_rename_works_and_is_told_to_rename(setup):
+    config = setup["course"] / "nbgrader_config.py"
+    config.write_text(config.read_text(encoding="utf-8").replace('"mhakit.', '"autograder.'),
+                      encoding="utf-8")
+    [finding] = [finding for finding in doctor.findings(setup["course"], EXERCISE, humans=OTHERS)
+                 if finding.topic == "config"]
+    assert not finding.ok and not finding.breaks, finding
+    assert "the kit's doors are in force" in finding.line
+    assert "c.Autograde.autograde_preprocessors, c.Autograde.exporter_class" in finding.line
+    assert "write mhakit. where they say autograder." in finding.line
 
 
 def test_a_config_that_does_not_load_is_one_line(setup):
@@ -187,7 +199,7 @@ def test_nothing_to_confine_with_fails_the_command(setup):
     # A process of its own: the confinement mode is chosen once per process.
     env = dict(os.environ, MHAKIT_SANDBOX="plain")
     env.pop("MHAKIT_ALLOW_UNCONFINED", None)
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "doctor",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "doctor",
                            "--course", str(setup["course"])], env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -197,7 +209,7 @@ def test_nothing_to_confine_with_fails_the_command(setup):
 
 
 def test_a_course_folder_that_does_not_exist_is_one_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "doctor",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "doctor",
                            "--course", str(tmp_path / "nowhere")], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.strip().endswith("is not a folder")

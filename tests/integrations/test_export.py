@@ -1,4 +1,4 @@
-"""autograder/integrations/export.py: `nbgrader export` (the course's ExportApp.plugin_class)
+"""mhakit/integrations/export.py: `nbgrader export` (the course's ExportApp.plugin_class)
 writes one row per student for the exercise, whichever language they submitted, out of
 100, with the written answers' extra credit in a column of its own; after either door."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.integrations.export import listed
-from autograder.integrations.gradebook import database_url
+from mhakit.integrations.export import listed
+from mhakit.integrations.gradebook import database_url
 from tests.integrations.test_batch import mhakit
 from tests.integrations.test_nbgrader_plugin import nbgrader
 from tests.mha_exercise import fill, sample_answers

@@ -1,4 +1,4 @@
-"""autograder/integrations/feedback.py and every other text a student reads after grading.
+"""mhakit/integrations/feedback.py and every other text a student reads after grading.
 
 No feedback text, in either language, holds a hidden input, an expected value, or a
 line of the hidden checks' code: the student's output minus a shown difference would
@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder.integrations import cell_outputs
-from autograder.grader import diagnosis, hidden_checks
-from autograder.sandbox import sanitize
-from autograder.integrations.feedback import feedback_html, feedback_markdown
-from autograder.grader.grading import ordered_checks, prepared_for
+from mhakit.integrations import cell_outputs
+from mhakit.grader import diagnosis, hidden_checks
+from mhakit.sandbox import sanitize
+from mhakit.integrations.feedback import feedback_html, feedback_markdown
+from mhakit.grader.grading import ordered_checks, prepared_for
 from tests.mha_exercise import EXERCISE
 from tests.attacks.corpus import ATTACKS  # noqa: F401 - first: it gathers on_feedback.py too
 from tests.attacks.on_feedback import FEEDBACK_ATTACKS
@@ -276,7 +276,7 @@ def test_no_feedback_holds_a_hidden_number_in_any_encoding(every_feedback, attac
 def test_the_attacks_would_leak_without_the_sanitiser(reference_answers, monkeypatch):
     """With student text and shapes shown as they are, every attack on feedback does put
     hidden numbers into its feedback: so the test above is a test of the sanitiser."""
-    from autograder.sandbox import student
+    from mhakit.sandbox import student
 
     as_it_is = lambda text, *args, **kwargs: str(text)  # noqa: E731
     monkeypatch.setattr(sanitize, "student_text", as_it_is)

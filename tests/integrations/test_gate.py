@@ -1,4 +1,4 @@
-"""autograder/integrations/gate.py on every door: `nbgrader autograde` on the command
+"""mhakit/integrations/gate.py on every door: `nbgrader autograde` on the command
 line, formgrader's Autograde button in a real Jupyter server (pressed through formgrader's
 own API), and `mhakit grade --gradebook`. A refusal is said once, fails the command (or
 the button's reply), and leaves every earlier grade and autograded folder exactly as it
@@ -95,7 +95,7 @@ def test_a_refusal_on_the_command_line_exits_non_zero_and_keeps_every_grade(grad
 @pytest.mark.slow
 def test_mhakit_grade_into_the_gradebook_refuses_before_touching_it(graded_copy, tmp_path):
     before = state(graded_copy)
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(graded_copy / "submitted"), "--gradebook", str(graded_copy),
                            "--out", str(tmp_path / "out"), "--quiet", "--fresh"],
                           env=environment(**PLAIN), capture_output=True, text=True,
@@ -175,7 +175,7 @@ def test_without_the_kits_reader_nothing_is_graded(graded_copy):
     config = graded_copy / "nbgrader_config.py"
     text = config.read_text(encoding="utf-8")
     reader = ('c.Autograde.exporter_class = '
-              '"autograder.integrations.nbgrader_plugin.BoundedNotebookReader"\n')
+              '"mhakit.integrations.nbgrader_plugin.BoundedNotebookReader"\n')
     assert reader in text
     config.write_text(text.replace(reader, ""), encoding="utf-8")
     _, scores, _ = state(graded_copy)
@@ -247,13 +247,13 @@ def test_a_course_others_can_read_is_refused_until_the_named_chmod_is_run(open_c
 @pytest.mark.slow
 def test_allow_shared_grades_an_open_course_and_says_what_others_can_read(open_course,
                                                                         person, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(open_course / "submitted"), "--gradebook", str(open_course),
                            "--out", str(tmp_path / "out"), "--quiet", "--fresh", "--seed",
                            "3"], env=environment(), capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 2 and "refusing to grade" in done.stderr, done.stderr
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(open_course / "submitted"), "--gradebook", str(open_course),
                            "--out", str(tmp_path / "out"), "--quiet", "--fresh", "--seed",
                            "3", "--allow-shared"], env=environment(), capture_output=True,
@@ -268,7 +268,7 @@ def test_allow_shared_grades_an_open_course_and_says_what_others_can_read(open_c
 
 @pytest.mark.slow
 def test_what_collect_refused_flags_the_grade_through_both_doors(graded_copy, tmp_path):
-    from autograder.grader.tampering import COLLECT_RECORD
+    from mhakit.grader.tampering import COLLECT_RECORD
 
     from .test_nbgrader_plugin import flags
 
@@ -279,7 +279,7 @@ def test_what_collect_refused_flags_the_grade_through_both_doors(graded_copy, tm
     flagged, comments = flags(graded_copy / "gradebook.db", "alice_correct")
     assert flagged and "collect refused mha.ipynb: a symbolic link" in comments, comments
     assert flags(graded_copy / "gradebook.db", "carol_unimplemented")[0] == []
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(graded_copy / "submitted"), "--out", str(tmp_path / "out"),
                            "--quiet", "--json", "--seed", "3"], env=environment(),
                           capture_output=True, text=True, timeout=600)

@@ -1,4 +1,4 @@
-"""autograder/integrations/gradebook.py: `mhakit grade --gradebook` fills nbgrader's
+"""mhakit/integrations/gradebook.py: `mhakit grade --gradebook` fills nbgrader's
 gradebook as `nbgrader autograde` does, for every student it can hold."""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader.result import Result
+from mhakit.grader.result import Result
 
 from tests.integrations.test_batch import (HONEST, SHOWN, check_the_class, mhakit,  # noqa: F401
                                            odd_class, read_grades)  # odd_class: a fixture
@@ -80,7 +80,7 @@ def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp
     assert log.count("has changed!") == 1 and "test_softmax has changed" in log
     assert "Traceback" not in log
     by_mhakit = _class_course(course, tmp_path / "mhakit")
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade", "submitted",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade", "submitted",
                            "--out", "results", "--seed", "5", "--quiet", "--gradebook", "."],
                           cwd=by_mhakit, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
@@ -151,7 +151,7 @@ def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, t
     env.pop("MHAKIT_ALLOW_UNCONFINED", None)
     subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "honest"],
                    cwd=root, env=env, capture_output=True, timeout=600, check=True)
-    command = [sys.executable, "-m", "autograder.integrations.cli", "grade", str(root / "submitted"),
+    command = [sys.executable, "-m", "mhakit.integrations.cli", "grade", str(root / "submitted"),
                "--gradebook", str(root), "--out", str(tmp_path / "out"), "--quiet"]
     refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "--allow-unconfined" in refused.stderr
@@ -165,7 +165,7 @@ def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, t
 def test_a_grade_id_that_is_not_text_is_no_grade_id():
     """nbgrader's schema wants text; a list there once raised in autograded_notebook, and
     the gradebook door then gave the student zeros."""
-    from autograder.integrations.gradebook import autograded_notebook
+    from mhakit.integrations.gradebook import autograded_notebook
 
     cell = {"cell_type": "code", "source": "x = 1", "outputs": [],
             "metadata": {"nbgrader": {"grade_id": ["answer_softmax"], "solution": True}}}
@@ -181,7 +181,7 @@ def _bilingual_course(course, target):
     mha first and mha_en later."""
     import shutil
 
-    from autograder.authoring.sample_class import write_sample_class
+    from mhakit.authoring.sample_class import write_sample_class
     from tests.mha_exercise import EXERCISE
 
     shutil.copytree(course, target, ignore=shutil.ignore_patterns(
@@ -305,7 +305,7 @@ def _small_gradebook(folder, monkeypatch):
 def test_the_writer_makes_the_rows_nbgraders_own_classes_make(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
-    from autograder.integrations.gradebook import GradebookWriter
+    from mhakit.integrations.gradebook import GradebookWriter
 
     database = _small_gradebook(tmp_path, monkeypatch)
     with Gradebook(f"sqlite:///{database}") as gradebook:  # nbgrader's own way, by hand
@@ -329,7 +329,7 @@ def test_a_regrade_keeps_what_a_person_gave_and_changes_what_the_grader_gave(tmp
                                                                              monkeypatch):
     import sqlite3
 
-    from autograder.integrations.gradebook import GradebookWriter
+    from mhakit.integrations.gradebook import GradebookWriter
 
     database = _small_gradebook(tmp_path, monkeypatch)
     stamp = tmp_path / "submitted" / "ann" / "hw" / "timestamp.txt"
@@ -367,7 +367,7 @@ def test_a_score_a_person_gives_while_the_class_is_graded_is_flagged_for_a_look(
         tmp_path, monkeypatch):
     import sqlite3
 
-    from autograder.integrations.gradebook import GradebookWriter
+    from mhakit.integrations.gradebook import GradebookWriter
 
     database = _small_gradebook(tmp_path, monkeypatch)
     first = GradebookWriter(tmp_path, [("hw", "hw")])

@@ -14,11 +14,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import __version__
-from autograder.integrations import gradescope
-from autograder.integrations.cli import main
+from mhakit import __version__
+from mhakit.integrations import gradescope
+from mhakit.integrations.cli import main
 from tests.mha_exercise import POINTS, QUIZ_POINTS, fill, sample_answers
-from autograder.sandbox import plan, uids
+from mhakit.sandbox import plan, uids
 
 from tests.attacks.corpus import ATTACKS, RELEASE, REPO, Attack
 from tests.attacks.on_confinement import CONFINEMENT_ATTACKS, cheat
@@ -30,7 +30,7 @@ VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bundle")
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "gradescope", "--out",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "gradescope", "--out",
                            str(folder / "autograder.zip")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return folder / "autograder.zip"
@@ -41,8 +41,8 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
     assert {"setup.sh", "run_autograder", "pyproject.toml", "solutions/mha.py",
-            "autograder/grader/grading.py", "autograder/exercises/mha/shipped/checks.py",
-            "autograder/exercises/mha/release_layout.json"} <= names
+            "mhakit/grader/grading.py", "mhakit/exercises/mha/shipped/checks.py",
+            "mhakit/exercises/mha/release_layout.json"} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
     for script in ("setup.sh", "run_autograder"):
         with zipfile.ZipFile(bundle) as archive:
@@ -53,7 +53,7 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
 # --- In a folder laid out like /autograder, with the kit's own Python.
 
 def run_autograder(bundle, tmp_path, notebook):
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
     (root / "submission").mkdir()
@@ -86,7 +86,7 @@ def test_no_notebook_gives_zero_and_says_why(bundle, tmp_path):
 
 def test_run_autograder_hides_the_autograder_folder_from_the_child(bundle, tmp_path):
     run_autograder(bundle, tmp_path, None)
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     assert root.stat().st_mode & 0o777 == 0o711  # others may pass through, not list
     for name in ("source", "submission", "results"):
         assert (root / name).stat().st_mode & 0o077 == 0, name
@@ -102,7 +102,7 @@ with open(sys.argv[-1] + "/results/results.json", "w") as handle:
 
 
 def test_run_autograder_names_what_to_hide_and_runs_from_a_hidden_folder(bundle, tmp_path):
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
     python = tmp_path / "python"
@@ -117,7 +117,7 @@ def test_run_autograder_names_what_to_hide_and_runs_from_a_hidden_folder(bundle,
     assert seen["hide"].split(os.pathsep) == [str(root), str(root / "source"), str(
         root / "submission"), str(root / "results"), "/elsewhere"]
     # -I: the kit that runs is the venv's, never the copy in the folder it runs from.
-    assert seen["argv"] == ["-I", "-m", "autograder.integrations.gradescope", str(root)]
+    assert seen["argv"] == ["-I", "-m", "mhakit.integrations.gradescope", str(root)]
     assert seen["cwd"] == str(root / "source")
 
 
@@ -185,7 +185,7 @@ def macos_zip(path, name, data):
 def graded_upload(tmp_path, files=(), zips=()):
     """results.json once main() graded a submission folder laid out as Gradescope leaves
     it: ``files`` {path: bytes}, ``zips`` {path: a zip's members {name: bytes}}."""
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     submission = root / "submission"
     submission.mkdir(parents=True)
     for name, data in dict(files).items():
@@ -207,7 +207,7 @@ def assert_one_line(text):
 def test_a_macos_zip_is_graded_on_its_notebook(tmp_path, extracted):
     """The bug: `mha (1).ipynb` beside `__MACOSX/._mha (1).ipynb` scored 0 as unreadable."""
     archive = macos_zip(tmp_path / "mha (1).ipynb.zip", "mha (1).ipynb", HONEST)
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     (root / "submission").mkdir(parents=True)
     if extracted:  # as Gradescope hands over a zip upload
         with zipfile.ZipFile(archive) as opened:
@@ -246,7 +246,7 @@ def test_the_assignments_name_nearest_the_top_wins(tmp_path):
 
 
 def test_of_two_copies_the_latest_is_graded_and_the_result_says_so(tmp_path):
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     (root / "submission").mkdir(parents=True)
     (root / "submission" / "mha (1).ipynb").write_bytes(HONEST)
     (root / "submission" / "mha(2).ipynb").write_bytes(BLANK)
@@ -295,7 +295,7 @@ def test_links_out_of_the_submission_are_not_followed(tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "mha.ipynb").write_bytes(HONEST)
-    root = tmp_path / "autograder"
+    root = tmp_path / "mhakit"
     (root / "submission" / "inside").mkdir(parents=True)
     (root / "submission" / "mha.ipynb").symlink_to(outside / "mha.ipynb")
     (root / "submission" / "folder").symlink_to(outside)
@@ -318,7 +318,7 @@ def test_a_zip_is_read_bounded_and_never_extracted(tmp_path, monkeypatch):
                           "a/../../mha.ipynb": HONEST}}
     result = graded_upload(tmp_path / "paths", zips=zips)
     assert result["score"] == 0 and "a path that leaves the zip" in result["output"]
-    root = tmp_path / "paths" / "autograder"
+    root = tmp_path / "paths" / "mhakit"
     assert sorted(os.listdir(root)) == ["results", "submission"]
     assert os.listdir(root / "submission") == ["paths.zip"]
     # 21 MB that deflate to a few KB: read no further than a notebook may be large.
@@ -344,7 +344,7 @@ def test_a_zip_is_read_bounded_and_never_extracted(tmp_path, monkeypatch):
 def test_a_broken_zip_is_named_and_the_rest_is_graded(tmp_path):
     result = graded_upload(tmp_path, {"hw.zip": b"PK\3\4 not really", "mha.ipynb": HONEST})
     assert result["score"] == 100 and "output" not in result
-    found = gradescope.survey(tmp_path / "autograder" / "submission")
+    found = gradescope.survey(tmp_path / "mhakit" / "submission")
     assert found.passed[0].startswith("hw.zip (not a readable zip: ")
 
 
@@ -419,7 +419,7 @@ def need(reason):
 class Machine:
     def __init__(self, top):
         self.top = top
-        self.root = top / "autograder"
+        self.root = top / "mhakit"
         self.site = None  # the venv's site-packages, as seen from outside
         dirs = [name for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
                 if Path("/", name).is_dir() and not Path("/", name).is_symlink()]
@@ -427,7 +427,7 @@ class Machine:
         self.enter = ENTER.format(extra=" ".join(dirs), uids_inside=UIDS_INSIDE,
                                   uids=shlex.quote(str(uids.UID_LOCKS)))
         top.chmod(0o755)
-        for name in (*self.mount_points, "autograder"):
+        for name in (*self.mount_points, "mhakit"):
             (top / name).mkdir()
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             if Path("/", name).is_symlink():
@@ -439,12 +439,12 @@ class Machine:
         (top / "root").mkdir(mode=0o700)
         wrapper = top / WRAPPER.lstrip("/")
         (wrapper / "tests" / "sandbox").mkdir(parents=True)
-        (wrapper / "autograder" / "sandbox" / "child").mkdir(parents=True)
+        (wrapper / "mhakit" / "sandbox" / "child").mkdir(parents=True)
         wrapper.chmod(0o700)
         shutil.copy(REPO / "tests" / "sandbox" / "without_namespaces.py",
                     wrapper / "tests" / "sandbox")
-        shutil.copy(REPO / "autograder" / "sandbox" / "child" / "seccomp.py",
-                    wrapper / "autograder" / "sandbox" / "child")
+        shutil.copy(REPO / "mhakit" / "sandbox" / "child" / "seccomp.py",
+                    wrapper / "mhakit" / "sandbox" / "child")
 
     def run(self, *command, env=None, timeout=600):
         """Run ``command`` inside, as root, with only ``env`` beyond PATH, HOME and LANG."""
@@ -523,10 +523,10 @@ GRADESCOPE_PATHS = """\
 import glob
 SITES = glob.glob('/autograder/venv/lib/python3*/site-packages')
 SITES += ['/autograder/venv/lib/python3.11/site-packages']
-for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grader/grading.py',
-             '/autograder/source/autograder/grader/hidden_checks.py'] + [
+for path in ['/autograder/source/solutions/mha.py', '/autograder/source/mhakit/grader/grading.py',
+             '/autograder/source/mhakit/grader/hidden_checks.py'] + [
         site + below for site in SITES for below in ('/solutions/mha.py',
-                                                     '/autograder/grader/hidden_checks.py')]:
+                                                     '/mhakit/grader/hidden_checks.py')]:
     _read(path, 'Gradescope path ' + path)
 for folder in ['/autograder/source', '/autograder/results', '/autograder/submission'] + SITES:
     _look_in(folder, 'Gradescope folder ' + folder)
@@ -553,7 +553,7 @@ GRADESCOPE_ATTACKS = [
            edits={"answer_softmax": cheat("softmax", OVERWRITE_RESULTS)}),
 ]
 SUBMISSIONS = ([Attack("honest-sample-answers")] + CONFINEMENT_ATTACKS + GRADESCOPE_ATTACKS
-               + [a for a in ATTACKS if a.name == "import-solutions-and-autograder"])
+               + [a for a in ATTACKS if a.name == "import-solutions-and-mhakit"])
 
 
 def expected_parts(attack):
@@ -591,9 +591,9 @@ os.setgid({uid})
 os.setuid({uid})
 SITE = {site!r}
 read, listed, wrote = [], [], []
-for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograder/grader/grading.py',
+for path in ['/autograder/source/solutions/mha.py', '/autograder/source/mhakit/grader/grading.py',
              '/autograder/submission/mha.ipynb', '/autograder/results/results.json',
-             SITE + '/solutions/mha.py', SITE + '/autograder/grader/hidden_checks.py',
+             SITE + '/solutions/mha.py', SITE + '/mhakit/grader/hidden_checks.py',
              SITE + '/mha_kit-{version}.dist-info/RECORD']:
     try:
         open(path, 'rb').close()
@@ -601,7 +601,7 @@ for path in ['/autograder/source/solutions/mha.py', '/autograder/source/autograd
     except OSError:
         pass
 for path in ['/autograder', '/autograder/source', '/autograder/submission',
-             '/autograder/results', SITE + '/autograder', SITE + '/solutions']:
+             '/autograder/results', SITE + '/mhakit', SITE + '/solutions']:
     try:
         os.listdir(path)
         listed.append(path)
@@ -634,7 +634,7 @@ def test_setup_leaves_an_unprivileged_uid_only_python_and_numpy(machine):
 def test_where_nothing_hides_the_course_results_json_says_refused(machine):
     # As if setup.sh had not set the file modes of the kit in the venv: the uid can read
     # it, and without Landlock and namespaces nothing else hides it.
-    kit = [machine.site / "autograder", machine.site / "solutions",
+    kit = [machine.site / "mhakit", machine.site / "solutions",
            *machine.site.glob("mha_kit-*.dist-info")]
     subprocess.run(["chmod", "-R", "o+rX", *map(str, kit)], check=True)
     try:
@@ -659,8 +659,8 @@ def test_where_nothing_hides_the_course_results_json_says_refused(machine):
 def test_a_check_that_costs_nothing_says_why_on_gradescope(course):
     """Gradescope shows each test apart: a failed 0-point check there once read like
     one that cost points."""
-    from autograder.grader.grading import grade_notebook
-    from autograder.integrations.gradescope import for_gradescope
+    from mhakit.grader.grading import grade_notebook
+    from mhakit.integrations.gradescope import for_gradescope
 
     result = grade_notebook(course / "submitted" / "bob_partly_correct" / "mha" / "mha.ipynb",
                             seed=3)

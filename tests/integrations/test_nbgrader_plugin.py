@@ -1,4 +1,4 @@
-"""autograder/integrations/nbgrader_plugin.py, nbgrader's door: the real nbgrader commands,
+"""mhakit/integrations/nbgrader_plugin.py, nbgrader's door: the real nbgrader commands,
 in a real course folder, give the kit's grades; DetectTampering hands nbgrader the graded
 cells and the release's flags; the confinement gate refuses or flags an unconfined grade."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grader.tampering import expected_layout, find_tampering
-from autograder.integrations.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
-from autograder.selfcheck.notebook import graded_cells_of
+from mhakit.grader.tampering import expected_layout, find_tampering
+from mhakit.integrations.nbgrader_plugin import CELLS_STASH, STASH, DetectTampering
+from mhakit.selfcheck.notebook import graded_cells_of
 from tests.attacks.corpus import ATTACKS
 from tests.attacks.on_metadata import REDEFINING_SOFTMAX, _set_meta
 from tests.grader.test_tampering import cells_with, filled
@@ -65,7 +65,7 @@ def test_nbgrader_autograde_gives_the_reference_100_and_the_stubs_0(autograded):
 
 @pytest.mark.slow
 def test_nbgrader_autograde_and_mhakit_grade_agree(course, autograded, tmp_path):
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(course / "submitted"), "--out", str(tmp_path), "--seed", "11",
                            "--quiet", "--json"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""autograder/integrations/privacy.py: who else can read the course and the answers.
+"""mhakit/integrations/privacy.py: who else can read the course and the answers.
 
 The courses here are real folders with real modes, under a folder in /tmp that every
 account may enter (pytest's own tmp_path is private to root, which would hide every
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import solutions
-from autograder.integrations import privacy
+from mhakit.integrations import privacy
 from tests.mha_exercise import EXERCISE
 
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"

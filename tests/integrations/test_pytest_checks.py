@@ -1,4 +1,4 @@
-"""autograder/integrations/pytest_checks.py: every check as a pytest test of the notebook
+"""mhakit/integrations/pytest_checks.py: every check as a pytest test of the notebook
 MHAKIT_SUBMISSION names, run as its users run it."""
 
 import os
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader.grading import ordered_checks
+from mhakit.grader.grading import ordered_checks
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS_FILE = REPO / "autograder" / "integrations" / "pytest_checks.py"
+CHECKS_FILE = REPO / "mhakit" / "integrations" / "pytest_checks.py"
 
 
 def pytest_on(submission, tmp_path):

@@ -1,4 +1,4 @@
-"""autograder/integrations/report.py: the class report that comes with every folder run
+"""mhakit/integrations/report.py: the class report that comes with every folder run
 (report.md, checks.csv, mistakes.csv, scores.svg, and the histogram in the terminal)."""
 
 import csv
@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from autograder.integrations.report import histogram_svg
+from mhakit.integrations.report import histogram_svg
 
 from tests.integrations.test_cli import mhakit
 

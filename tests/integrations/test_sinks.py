@@ -1,4 +1,4 @@
-"""autograder/integrations/sinks/: where a class run's results go, one module each.
+"""mhakit/integrations/sinks/: where a class run's results go, one module each.
 
 A sink is found by being in the package; whatever a run writes beside the students'
 folders is a name no student's folder may take; and a student whose results cannot be
@@ -7,10 +7,10 @@ written is reported as not graded while the class goes on."""
 import json
 from pathlib import Path
 
-from autograder.integrations import batch, sinks
-from autograder.integrations.sink import Taken
-from autograder.integrations.sinks.timing import Timing
-from autograder.grader.result import Result, Status
+from mhakit.integrations import batch, sinks
+from mhakit.integrations.sink import Taken
+from mhakit.integrations.sinks.timing import Timing
+from mhakit.grader.result import Result, Status
 from tests.integrations.test_cli import mhakit
 
 SINKS = Path(sinks.__file__).parent
@@ -72,7 +72,7 @@ def test_a_student_whose_results_cannot_be_written_goes_on_as_not_graded():
 
 
 def test_timing_counts_the_notebooks_this_run_graded_and_no_other(tmp_path):
-    from autograder.phases import Stopwatch
+    from mhakit.phases import Stopwatch
 
     timing = Timing(tmp_path, 2, Stopwatch())
     result = a_result(1.0).with_extra(seconds={"planning": 0.5})

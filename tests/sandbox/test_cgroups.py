@@ -1,10 +1,10 @@
-"""autograder/sandbox/cgroups.py: one cgroup per submission, and one way to end every
+"""mhakit/sandbox/cgroups.py: one cgroup per submission, and one way to end every
 process in it, even those that left their session and process group."""
 
 import subprocess
 import sys
 
-from autograder.sandbox import cgroups
+from mhakit.sandbox import cgroups
 from tests.sandbox.test_limits import cgroup_works, need
 
 

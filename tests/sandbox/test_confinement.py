@@ -1,4 +1,4 @@
-"""autograder/sandbox/confinement.py: what a child may read, in each mode this machine
+"""mhakit/sandbox/confinement.py: what a child may read, in each mode this machine
 builds, and what happens to a grade where none can be built.
 
 tests/sandbox/test_confinement_modes.py plays the modes as an instructor meets them, with
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits, confinement, uids
-from autograder.sandbox.confinement import jail_works
+from mhakit.sandbox import Limits, confinement, uids
+from mhakit.sandbox.confinement import jail_works
 from tests.attacks.corpus import ATTACKS
 from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
@@ -24,7 +24,7 @@ from tests.grader.test_grading import FULL, parts
 
 CHILD_READS = """
 import json, sys
-from autograder.sandbox import Limits, confinement, plan, uids
+from mhakit.sandbox import Limits, confinement, plan, uids
 import tempfile, subprocess
 mode = confinement.chosen_mode(Limits())
 folder = tempfile.mkdtemp()
@@ -68,7 +68,7 @@ def test_a_hidden_folder_inside_what_the_child_reads_stays_hidden(mode):
 
 
 def test_elsewhere_than_linux_plain_mode_warns_once_per_run():
-    script = ("import sys; from autograder.sandbox import Limits, confinement; "
+    script = ("import sys; from mhakit.sandbox import Limits, confinement; "
               "sys.platform = 'darwin'; "
               "print(confinement.chosen_mode(Limits()), confinement.chosen_mode(Limits()))")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MHAKIT_")}
@@ -97,7 +97,7 @@ def test_modules_imported_late_still_load_in_the_child(reference_answers):
 
 # ------------------------------------------------ where no mode confines the child
 
-GRADE_ONE = ("import json, sys; from autograder.grader.grading import grade_notebook; "
+GRADE_ONE = ("import json, sys; from mhakit.grader.grading import grade_notebook; "
              "r = grade_notebook(sys.argv[1], seed=1).as_json(); "
              "print(json.dumps([r['score'], r['extra_data']]))")
 

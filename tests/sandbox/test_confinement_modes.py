@@ -113,7 +113,7 @@ def grade_corpus(who, python, course, wrapper=(), extra=(), env=None):
         corpus_folder(folder)
     if who:
         run(["chown", "-R", f"{who}:{who}", str(folder)])
-    command = [*([python, *wrapper] if wrapper else []), python, "-m", "autograder.integrations.cli",
+    command = [*([python, *wrapper] if wrapper else []), python, "-m", "mhakit.integrations.cli",
                "grade", str(folder), "--out", str(out), "--quiet", "--seed", "7", "--fresh",
                "--jobs", "2", *extra]
     environment = dict(env or {}, **LIMITS, LANG="C.UTF-8",

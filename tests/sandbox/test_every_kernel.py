@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits, plan, probe
-from autograder.sandbox.child.layers import no_sockets, others_untouched
+from mhakit.sandbox import Limits, plan, probe
+from mhakit.sandbox.child.layers import no_sockets, others_untouched
 from tests.attacks.on_confinement import FILL_PREFIX
 from tests.sandbox.test_confinement_modes import instructor  # noqa: F401 - a fixture
 
@@ -42,14 +42,14 @@ import ctypes, json, os, sys
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 from tests.attacks.corpus import Attack
 from tests.attacks.on_confinement import cheat, everything
-from autograder.sandbox import plan, process, scratch
+from mhakit.sandbox import plan, process, scratch
 args = json.loads(sys.argv[1])
 if args["abi"]:
     real = plan.landlock_abi
     plan.landlock_abi = lambda: min(args["abi"], real())
 if not args["mount"]:  # a grader that may not mount: an ordinary user, a container
     scratch.mount_tmpfs = lambda *_: False
-from autograder.grader.grading import grade_notebook
+from mhakit.grader.grading import grade_notebook
 attack = Attack("x", edits={"answer_dot_product": cheat("dot_product", everything(
     args["course"], os.getpid(), args["bystander"], args["tcp"], args["udp"], args["unix"],
     args["bound"]))})
@@ -60,7 +60,7 @@ with open(path, "wb") as handle:
 if args["door"] == "nbgrader":  # nbgrader's own autograde, in this process, in its course
     from nbgrader.apps import AutogradeApp
     from nbgrader.api import Gradebook
-    import autograder.integrations.nbgrader_plugin as plugin
+    import mhakit.integrations.nbgrader_plugin as plugin
     seen, grade_cells = [], plugin.grade_cells
     plugin.grade_cells = lambda *a, **k: seen.append(grade_cells(*a, **k)) or seen[-1]  # observed
     os.chdir(args["nbgrader_course"])
@@ -223,7 +223,7 @@ PLAYED = ([("landlock", abi, True) for abi in range(1, 8)]
 @pytest.fixture(scope="module")
 def built_course(tmp_path_factory):
     """An nbgrader course with the release in its gradebook, for nbgrader's door."""
-    from autograder.authoring.build import generate_release, write_source
+    from mhakit.authoring.build import generate_release, write_source
     from tests.mha_exercise import EXERCISE
 
     root = tmp_path_factory.mktemp("every-kernel") / "course"

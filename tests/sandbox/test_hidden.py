@@ -1,4 +1,4 @@
-"""autograder/sandbox/hidden.py: what a child must never read, as the sandbox is told it
+"""mhakit/sandbox/hidden.py: what a child must never read, as the sandbox is told it
 and as it finds it itself, and how a grant or a cover leaves it out."""
 
 import shutil
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import exercise
-from autograder.sandbox import hidden, probe
+from mhakit import exercise
+from mhakit.sandbox import hidden, probe
 
 
 @pytest.fixture

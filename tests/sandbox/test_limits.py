@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader.grading import grade_notebook
+from mhakit.grader.grading import grade_notebook
 from tests.mha_exercise import POINTS, QUIZ_POINTS
-from autograder.sandbox import Limits, cgroups, confinement, uids
+from mhakit.sandbox import Limits, cgroups, confinement, uids
 
 from tests.attacks.corpus import ATTACKS, Attack
 from tests.attacks.on_limits import hogs, outlive
@@ -178,7 +178,7 @@ def test_nothing_of_a_class_outlives_a_class_run(tmp_path):
         (folder / "mha.ipynb").write_bytes(
             Attack("limits", edits={"answer_split_heads": outlive(targets[-1])}).make())
     done = subprocess.run(
-        [sys.executable, "-m", "autograder.integrations.cli", "grade", str(submitted),
+        [sys.executable, "-m", "mhakit.integrations.cli", "grade", str(submitted),
          "--out", str(tmp_path / "out"), "--seed", "3", "--jobs", "2", "--json"],
         capture_output=True, text=True, timeout=600, cwd=REPO,
         env=dict(os.environ, MHAKIT_CALL_SECONDS="2"))
@@ -193,8 +193,8 @@ def test_nothing_of_a_class_outlives_a_class_run(tmp_path):
 PLAIN_GRADING = """
 import json, sys
 from pathlib import Path
-from autograder.grader.grading import grade_notebook
-from autograder.sandbox import uids
+from mhakit.grader.grading import grade_notebook
+from mhakit.sandbox import uids
 def named(name):
     found = []
     for comm in Path("/proc").glob("[0-9]*/comm"):

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import Limits, plan, probe, scratch
-from autograder.sandbox.child import seccomp
-from autograder.sandbox.child.layers import others_untouched
+from mhakit.sandbox import Limits, plan, probe, scratch
+from mhakit.sandbox.child import seccomp
+from mhakit.sandbox.child.layers import others_untouched
 
 REPO = Path(__file__).resolve().parents[2]
 linux_only = pytest.mark.skipif(not plan.SECCOMP_WORKS,
@@ -70,7 +70,7 @@ def test_the_filter_refuses_each_change_to_another_file_or_process_and_allows_it
     path.chmod(0o640)
     before = os.stat(path)
     done = subprocess.run([sys.executable, "-I", "-c", UNDER_THE_FILTER,
-                           str(REPO / "autograder" / "sandbox" / "child"), str(path)],
+                           str(REPO / "mhakit" / "sandbox" / "child"), str(path)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     outcomes = json.loads(done.stdout)
@@ -169,7 +169,7 @@ import json, os, sys
 from pathlib import Path
 from tests.attacks.corpus import Attack
 from tests.attacks.on_confinement import cheat, touch
-from autograder.grader.grading import grade_notebook
+from mhakit.grader.grading import grade_notebook
 files = json.loads(sys.argv[2])
 attack = Attack("x", edits={"answer_dot_product": cheat(
     "dot_product", touch(files, grader=os.getpid(), harm=True))})
@@ -228,7 +228,7 @@ def test_in_landlock_mode_a_submission_changes_no_course_file_and_stops_no_grade
 AS_NOBODY = """\
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from autograder.sandbox import scratch  # while the interpreter's own files are readable
+from mhakit.sandbox import scratch  # while the interpreter's own files are readable
 if os.geteuid() == 0:  # root ignores modes: play the ordinary user the issue was about
     os.setgid(65534)
     os.setuid(65534)
@@ -278,7 +278,7 @@ def test_a_cleanup_that_fails_is_said(tmp_path, monkeypatch, caplog):
         return unlink(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "unlink", refused)
-    with caplog.at_level(logging.WARNING, logger="autograder.sandbox.scratch"):
+    with caplog.at_level(logging.WARNING, logger="mhakit.sandbox.scratch"):
         assert not scratch.remove_tree(folder)
     said = " ".join(record.getMessage() for record in caplog.records)
     assert str(folder) in said and "held" in said

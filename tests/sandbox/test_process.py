@@ -1,4 +1,4 @@
-"""autograder/sandbox/process.py: the grader reads the child's frames under a limit, so
+"""mhakit/sandbox/process.py: the grader reads the child's frames under a limit, so
 frames larger than any answer cost it no memory; a class worker ends its children in the
 background, and waits for them before it exits."""
 
@@ -9,12 +9,12 @@ import sys
 import threading
 from pathlib import Path
 
-from autograder.sandbox.process import Teardown
+from mhakit.sandbox.process import Teardown
 
 
 PEAK_AFTER_GRADING = (
     "import json, resource, sys\n"
-    "from autograder.grader.grading import grade_notebook\n"
+    "from mhakit.grader.grading import grade_notebook\n"
     "result = grade_notebook(sys.argv[1], seed=5)\n"
     "peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
     "print(json.dumps([result.parts, peak_kb]))\n")
@@ -82,7 +82,7 @@ WORKER_WAITS = """
 import multiprocessing, sys, time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from autograder.sandbox.process import ENDINGS
+from mhakit.sandbox.process import ENDINGS
 
 class SlowChild:
     def __init__(self, path):

@@ -5,7 +5,7 @@ import base64
 import numpy as np
 import pytest
 
-from autograder.sandbox.sanitize import (MAX_NUMBERS, count_text, numbers_of, shape_text,
+from mhakit.sandbox.sanitize import (MAX_NUMBERS, count_text, numbers_of, shape_text,
                                          student_text)
 
 # The public numbers of a call attention_scores(Q (2, 3, 4), K (2, 5, 4)).
@@ -134,8 +134,8 @@ def test_the_public_numbers_of_a_call():
 
 
 def test_the_grader_can_hide_chosen_shapes_in_the_shared_comparisons():
-    from autograder.selfcheck.framework import CheckFailed, expect_array, showing
-    from autograder.sandbox.sanitize import shown_against
+    from mhakit.selfcheck.framework import CheckFailed, expect_array, showing
+    from mhakit.sandbox.sanitize import shown_against
 
     def message():
         with pytest.raises(CheckFailed) as failure:

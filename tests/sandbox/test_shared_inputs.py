@@ -1,4 +1,4 @@
-"""autograder/sandbox/shared_inputs.py: a batch's inputs in memory files. The read-only
+"""mhakit/sandbox/shared_inputs.py: a batch's inputs in memory files. The read-only
 ones cannot be written at all; a write into the writable ones, the grader sees itself."""
 
 import mmap
@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from autograder.sandbox.shared_inputs import SEALED, WRITABLE, InputLayout
-from autograder.sandbox.student import PlannedCall
+from mhakit.sandbox.shared_inputs import SEALED, WRITABLE, InputLayout
+from mhakit.sandbox.student import PlannedCall
 
 
 def test_read_only_inputs_cannot_be_written_or_mapped_for_writing():

@@ -1,4 +1,4 @@
-"""autograder/sandbox/stand_ins.py: while one function is graded, the stand-ins of the
+"""mhakit/sandbox/stand_ins.py: while one function is graded, the stand-ins of the
 others answer only the calls the reference makes, or calls that mean them or a slice of
 them, from what was recorded; any other call runs the student's own function."""
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder.sandbox import stand_ins
-from autograder.sandbox.stand_ins import recorded_answer
-from autograder.sandbox.student import parameters_of
+from mhakit.sandbox import stand_ins
+from mhakit.sandbox.stand_ins import recorded_answer
+from mhakit.sandbox.student import parameters_of
 from tests.conftest import grade_answers
 from tests.grader.test_grading import FULL, parts
 from tests.mha_exercise import EXERCISE
@@ -278,7 +278,7 @@ def test_a_loop_over_batch_items_and_heads_keeps_its_points(reference_answers, m
 
 def _count_stand_in_questions(monkeypatch):
     """Every question the child's stand-ins asked: (function, whether it was answered)."""
-    from autograder.sandbox import student
+    from mhakit.sandbox import student
 
     asked, original = [], student.recorded_answer
 

@@ -1,12 +1,12 @@
-"""autograder/sandbox/student.py: the grader's handle on the child. Every message of a call
+"""mhakit/sandbox/student.py: the grader's handle on the child. Every message of a call
 counts against the call's one deadline, and a submission has one wall clock in all."""
 
 import numpy as np
 import pytest
 
-from autograder.sandbox import IsolatedStudent, Limits
-from autograder.sandbox.process import ChildProcess, Zygote
-from autograder.sandbox.student import EncodedBatch, PlannedCall
+from mhakit.sandbox import IsolatedStudent, Limits
+from mhakit.sandbox.process import ChildProcess, Zygote
+from mhakit.sandbox.student import EncodedBatch, PlannedCall
 from tests.mha_exercise import EXERCISE
 
 PINGING = ("import time\n"

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "autograder" / "sandbox" / "child"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "mhakit" / "sandbox" / "child"))
 import seccomp
 
 

@@ -2,11 +2,11 @@
 
 It proves that the engine knows nothing about multi-head attention: this folder is the
 whole exercise, its reference included (``reference.py``), and the engine loads it with
-``mhakit --exercise tests/second_exercise`` or ``autograder.exercise.load(folder)``.
-The contract is in autograder/exercise.py.
+``mhakit --exercise tests/second_exercise`` or ``mhakit.exercise.load(folder)``.
+The contract is in mhakit/exercise.py.
 """
 
-from autograder.exercise import Function
+from mhakit.exercise import Function
 
 from . import reference as REFERENCE  # noqa: F401 - read by the engine
 

@@ -1,7 +1,7 @@
 """The notebook's content, in Chinese and English, as one list of cells. Code cells are
 the same in both notebooks."""
 
-from autograder.authoring.lesson import Choice, Demo, Number, Task, Text
+from mhakit.authoring.lesson import Choice, Demo, Number, Task, Text
 
 INTRO = Text("intro", """\
 # 加权平均：一步一步自己实现

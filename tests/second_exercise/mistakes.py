@@ -6,7 +6,7 @@ gets only their fingerprints. This module never ships to students.
 
 import numpy as np
 
-from autograder.grader.diagnosis import Mistake
+from mhakit.grader.diagnosis import Mistake
 
 from . import reference as ref
 

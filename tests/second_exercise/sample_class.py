@@ -1,9 +1,9 @@
 """The sample class: which answer cells each sample student fills, and with what.
 
-Each sample starts from the released notebook (autograder/authoring/sample_class.py).
+Each sample starts from the released notebook (mhakit/authoring/sample_class.py).
 """
 
-from autograder.authoring.sample_class import edited, reference_body
+from mhakit.authoring.sample_class import edited, reference_body
 
 from .quiz import KEY
 

@@ -1,11 +1,11 @@
-"""autograder/selfcheck/fingerprints.py: the self-check names a mistake from the shipped
+"""mhakit/selfcheck/fingerprints.py: the self-check names a mistake from the shipped
 fingerprints alone, as the grader names it from the wrong variants themselves."""
 
 import json
 
 import pytest
 
-from autograder.authoring.build import fingerprints_text
+from mhakit.authoring.build import fingerprints_text
 from tests.conftest import grade_answers
 from tests.grader.test_diagnosis import EDITS, self_check, wrong_answers
 from tests.mha_exercise import EXERCISE

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from autograder.selfcheck.framework import CheckFailed, all_close, expect_array
+from mhakit.selfcheck.framework import CheckFailed, all_close, expect_array
 
 
 def test_the_very_numbers_expected_pass_and_come_back():

@@ -1,4 +1,4 @@
-"""autograder/selfcheck/imports.py: what grading cannot import is named before submitting,
+"""mhakit/selfcheck/imports.py: what grading cannot import is named before submitting,
 in the kernel (check()) and from the saved notebook (selfcheck.py), and the self-check is
 then not green."""
 
@@ -11,7 +11,7 @@ import types
 import nbformat
 import pytest
 
-from autograder.selfcheck.imports import (allowed_by, cell_imports, foreign_in_cells,
+from mhakit.selfcheck.imports import (allowed_by, cell_imports, foreign_in_cells,
                                           foreign_in_namespace, offered)
 from tests.selfcheck.test_runner import SOURCE, run_selfcheck
 

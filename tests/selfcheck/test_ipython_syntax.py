@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from autograder.selfcheck import ipython_syntax
-from autograder.selfcheck.ipython_syntax import as_python
-from autograder.selfcheck.notebook import run_cells
+from mhakit.selfcheck import ipython_syntax
+from mhakit.selfcheck.ipython_syntax import as_python
+from mhakit.selfcheck.notebook import run_cells
 from tests.conftest import REPO
 
 BREAK_BEFORE_OPERATOR = textwrap.dedent("""\
@@ -99,7 +99,7 @@ def test_without_ipython_a_cell_that_compiles_is_left_alone_and_magic_lines_are_
 def test_the_selfcheck_reads_cells_in_a_python_without_ipython(numpy_only_python, tmp_path):
     # A student's bare Python: the shipped self-check imports no IPython and still runs.
     script = ("import sys; sys.path.insert(0, sys.argv[1])\n"
-              "from autograder.selfcheck.ipython_syntax import as_python\n"
+              "from mhakit.selfcheck.ipython_syntax import as_python\n"
               "print(repr(as_python('%time x = 1\\ny = 2\\n')))\n")
     from tests.conftest import REPO
 
@@ -137,7 +137,7 @@ def test_plain_python_and_indented_cells_skip_the_tokenizer_and_read_the_same():
 def test_a_cell_without_ipython_syntax_imports_no_ipython():
     # IPython's import is a third of a self-check's time: only a cell that needs it pays.
     script = ("import sys\n"
-              "from autograder.selfcheck.ipython_syntax import as_python\n"
+              "from mhakit.selfcheck.ipython_syntax import as_python\n"
               "as_python('def f(x):\\n    return x % 2 != 0\\n')\n"
               "before = 'IPython' in sys.modules\n"
               "as_python('%time x = 1\\n')\n"

@@ -1,4 +1,4 @@
-"""autograder/selfcheck/known_answers.py: the public checks' shipped answers are the
+"""mhakit/selfcheck/known_answers.py: the public checks' shipped answers are the
 reference's, with their dtypes, to the last bits that differ from one CPU to another
 (tests/authoring/test_build.py: LAST_BITS); a missing table is a one-line error."""
 
@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from autograder.authoring.build import known_answers_text
-from autograder.selfcheck.fingerprints import probe_key
-from autograder.selfcheck.known_answers import KnownAnswers, by_call, decode, encode
+from mhakit.authoring.build import known_answers_text
+from mhakit.selfcheck.fingerprints import probe_key
+from mhakit.selfcheck.known_answers import KnownAnswers, by_call, decode, encode
 from tests.authoring.test_build import LAST_BITS, same_answers
 from tests.mha_exercise import EXERCISE, checks
 

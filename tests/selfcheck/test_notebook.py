@@ -1,4 +1,4 @@
-"""autograder/selfcheck/notebook.py: which code is graded. Every code cell runs, in order,
+"""mhakit/selfcheck/notebook.py: which code is graded. Every code cell runs, in order,
 except the kit's own; whatever a cell's metadata says, a later definition wins."""
 
 import importlib
@@ -9,8 +9,8 @@ import sys
 import nbformat
 import pytest
 
-from autograder.grader.tampering import expected_layout
-from autograder.selfcheck.notebook import graded_cells_of
+from mhakit.grader.tampering import expected_layout
+from mhakit.selfcheck.notebook import graded_cells_of
 from tests.attacks.corpus import REPO, UNIFORM_SOFTMAX
 from tests.attacks.on_metadata import REDEFINING_SOFTMAX
 from tests.grader.test_tampering import filled

@@ -1,4 +1,4 @@
-"""autograder/selfcheck/notebook_file.py: a hostile notebook file is refused before reading
+"""mhakit/selfcheck/notebook_file.py: a hostile notebook file is refused before reading
 it costs the grading process much memory."""
 
 import json
@@ -14,7 +14,7 @@ from tests.attacks.on_the_class import _forty_megabytes_of_braces
 GRADE_AND_MEASURE = """
 import json, resource, subprocess, sys
 done = subprocess.run([sys.executable, "-c",
-    "import json, sys; from autograder.grader.grading import grade_notebook; "
+    "import json, sys; from mhakit.grader.grading import grade_notebook; "
     "print(json.dumps(grade_notebook(sys.argv[1], seed=1).as_json()['extra_data']))", sys.argv[1]],
     capture_output=True, text=True)
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KB, the grading process's

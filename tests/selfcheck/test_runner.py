@@ -1,4 +1,4 @@
-"""autograder/selfcheck/runner.py, the student's self-check: numpy alone, an empty folder,
+"""mhakit/selfcheck/runner.py, the student's self-check: numpy alone, an empty folder,
 honest exit codes, and check() in the kernel."""
 
 import shutil

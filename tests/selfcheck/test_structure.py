@@ -1,4 +1,4 @@
-"""autograder/selfcheck/structure.py: what the structure of a wrong result says, on inputs
+"""mhakit/selfcheck/structure.py: what the structure of a wrong result says, on inputs
 made here, with the exercise's STRUCTURE table and without one."""
 
 import math
@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.exercise import load
-from autograder.selfcheck.failed_call import RAISED, Watched
-from autograder.selfcheck.framework import InProcessStudent, StudentRaised
-from autograder.selfcheck.structure import diagnose, structures_of
+from mhakit.exercise import load
+from mhakit.selfcheck.failed_call import RAISED, Watched
+from mhakit.selfcheck.framework import InProcessStudent, StudentRaised
+from mhakit.selfcheck.structure import diagnose, structures_of
 from solutions import mha as ref
 from tests.mha_exercise import PUBLIC
 

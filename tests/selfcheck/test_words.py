@@ -14,13 +14,13 @@ import nbformat
 import numpy as np
 import pytest
 
-import autograder.selfcheck as selfcheck
-from autograder.exercise import load
-from autograder.selfcheck import runner, wording
-from autograder.selfcheck.framework import InProcessStudent, NotDefinedYet
-from autograder.selfcheck.runner import (FAILED, NOT_DEFINED, NOT_IMPLEMENTED, NOT_RUN,
+import mhakit.selfcheck as selfcheck
+from mhakit.exercise import load
+from mhakit.selfcheck import runner, wording
+from mhakit.selfcheck.framework import InProcessStudent, NotDefinedYet
+from mhakit.selfcheck.runner import (FAILED, NOT_DEFINED, NOT_IMPLEMENTED, NOT_RUN,
                                          PASSED, TABLE_WORDS, format_table, summary_line)
-from autograder.selfcheck.wording import TEXTS, speaking
+from mhakit.selfcheck.wording import TEXTS, speaking
 from tests.mha_exercise import EXERCISE, SECTIONS, reference_body
 
 REPO = Path(__file__).resolve().parents[2]

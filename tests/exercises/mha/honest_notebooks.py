@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from autograder.selfcheck.cells import grade_id_of
+from mhakit.selfcheck.cells import grade_id_of
 from tests.mha_exercise import EXERCISE, reference_body
 
 ASSIGNMENT = {"zh": "mha", "en": "mha_en"}

@@ -27,7 +27,7 @@ kernel's environment) and the standard library.
 import importlib
 import json
 
-from autograder.selfcheck.framework import InProcessStudent
+from mhakit.selfcheck.framework import InProcessStudent
 
 MARKER = "MHAKIT-KERNEL-ORACLE "
 _MISSING = object()
@@ -39,9 +39,9 @@ def report(namespace, seed):
 
 
 def oracle(namespace, seed):
-    from autograder.exercise import current
-    from autograder.grader.grading import ordered_checks, seeded
-    from autograder.selfcheck.runner import PASSED, run_check
+    from mhakit.exercise import current
+    from mhakit.grader.grading import ordered_checks, seeded
+    from mhakit.selfcheck.runner import PASSED, run_check
 
     exercise = current()
     rng_for = seeded(seed)
@@ -93,8 +93,8 @@ class KernelStudent(InProcessStudent):
     def pieces(self, name, args, kwargs):
         """The contract functions the reference calls when it computes this call: the
         names the grader makes stand-ins of (sandbox/student.py's stand_in_names)."""
-        from autograder.grader.planning import PlanningStudent
-        from autograder.sandbox.student import stand_in_names
+        from mhakit.grader.planning import PlanningStudent
+        from mhakit.sandbox.student import stand_in_names
 
         planner = PlanningStudent(self.reference)
         try:

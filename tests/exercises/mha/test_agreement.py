@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from autograder.selfcheck.runner import ANSWERED, PASSED, QUIZ, summarize
+from mhakit.selfcheck.runner import ANSWERED, PASSED, QUIZ, summarize
 from tests.conftest import grade_answers
 from tests.grader.test_diagnosis import EDITS, GENERAL, self_check
 from tests.mha_exercise import POINTS, reference_body

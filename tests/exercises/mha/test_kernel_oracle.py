@@ -107,7 +107,7 @@ def grader_environment():
 
 def mhakit_grade(course, out):
     """{student: results.json} of one `mhakit grade` run over the whole class."""
-    done = subprocess.run([sys.executable, "-m", "autograder.integrations.cli", "grade",
+    done = subprocess.run([sys.executable, "-m", "mhakit.integrations.cli", "grade",
                            str(course / "submitted"), "--out", str(out), "--seed", str(SEED),
                            "--quiet", "--json"], capture_output=True, text=True, timeout=900,
                           env=grader_environment())

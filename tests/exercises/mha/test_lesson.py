@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder.selfcheck.wording import speaking
+from mhakit.selfcheck.wording import speaking
 from tests.mha_exercise import (EXERCISE, PUBLIC, QUIZ_EXPLANATIONS, QUIZ_KEY, lending, plots,
                                 show)
 
@@ -103,7 +103,7 @@ def render_plots(language, no_cjk, **env_changes):
 import json, warnings
 import matplotlib
 matplotlib.use("Agg")
-from autograder.selfcheck.wording import speaking
+from mhakit.selfcheck.wording import speaking
 in_language = speaking({language!r})  # held: a dropped context would end at once
 in_language.__enter__()
 from tests.mha_exercise import plots
@@ -209,7 +209,7 @@ def test_the_three_head_figure_is_the_articles_and_the_eight_heads_the_papers():
 
 def test_each_numeric_answer_line_asks_for_what_its_key_is():
     """quiz_5's answer is a pair; its line once said "a number"."""
-    from autograder.authoring.build import quiz_answer_source
+    from mhakit.authoring.build import quiz_answer_source
 
     numbers = [item for item in lesson.LESSON if isinstance(item, lesson.Number)]
     assert numbers

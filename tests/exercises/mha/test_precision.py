@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import pytest
 
-from autograder.selfcheck.runner import PASSED
+from mhakit.selfcheck.runner import PASSED
 from tests.conftest import grade_answers
 from tests.exercises.mha.precision_corpus import MISTAKES as CORPUS
 from tests.exercises.mha.test_agreement import CODE_POINTS, UNLISTED, verdicts

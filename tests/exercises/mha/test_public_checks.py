@@ -4,7 +4,7 @@ any grading. (That a green self-check means full marks: tests/test_agreement.py.
 
 import pytest
 
-from autograder.selfcheck.wording import say, speaking
+from mhakit.selfcheck.wording import say, speaking
 from tests.mha_exercise import EXERCISE
 from tests.grader.test_diagnosis import EDITS, self_check, wrong_answers
 from tests.selfcheck.test_fingerprints import SHIPPED, shipped_fingerprints  # noqa: F401

@@ -1,10 +1,10 @@
-"""autograder/integrations/sinks/review.py: review.csv lists every grade a person should
+"""mhakit/integrations/sinks/review.py: review.csv lists every grade a person should
 look at, with why, and nothing else."""
 
 import csv
 
-from autograder.grader.result import Result, Status
-from autograder.integrations.sinks.review import Review
+from mhakit.grader.result import Result, Status
+from mhakit.integrations.sinks.review import Review
 
 
 def graded(status=Status.GRADED, **more):

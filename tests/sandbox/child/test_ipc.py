@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from autograder.sandbox import Limits, plan, probe, scratch, uids
-from autograder.sandbox.child.layers import ipc
+from mhakit.sandbox import Limits, plan, probe, scratch, uids
+from mhakit.sandbox.child.layers import ipc
 
 NUMBERS = ipc.CALLS[os.uname().machine]
 LIBC = ctypes.CDLL(None, use_errno=True)

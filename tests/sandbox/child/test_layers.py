@@ -5,9 +5,9 @@ import ast
 import sys
 from pathlib import Path
 
-from autograder.sandbox import Limits, plan
-from autograder.sandbox.child import launcher, seccomp
-from autograder.sandbox.child.layers import all_layers
+from mhakit.sandbox import Limits, plan
+from mhakit.sandbox.child import launcher, seccomp
+from mhakit.sandbox.child.layers import all_layers
 
 LAYERS = all_layers()
 FOLDER = Path(plan.CHILD_DIR) / "layers"
@@ -66,7 +66,7 @@ def test_a_layer_that_cannot_be_built_stops_the_child_before_its_code_runs(tmp_p
     import dataclasses
     import subprocess
 
-    from autograder.sandbox import scratch, uids
+    from mhakit.sandbox import scratch, uids
 
     folder = tmp_path / "child"
     folder.mkdir()

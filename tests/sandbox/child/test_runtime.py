@@ -1,12 +1,12 @@
 """What may cross from the child to the grader: JSON and arrays of plain numbers only
-(autograder/sandbox/child/runtime.py packs and reads them)."""
+(mhakit/sandbox/child/runtime.py packs and reads them)."""
 
 import json
 
 import numpy as np
 import pytest
 
-from autograder.sandbox.child.runtime import pack, unpack_arrays
+from mhakit.sandbox.child.runtime import pack, unpack_arrays
 
 
 def test_plain_arrays_cross_intact():
@@ -39,8 +39,8 @@ def test_anything_else_is_refused(layout, data):
 
 
 def test_a_text_compiled_in_the_zygote_is_not_compiled_again_and_any_other_is():
-    from autograder.sandbox.child import runtime
-    from autograder.selfcheck.notebook import INERT_IPYTHON
+    from mhakit.sandbox.child import runtime
+    from mhakit.selfcheck.notebook import INERT_IPYTHON
 
     runtime.precompile(INERT_IPYTHON)
     # What the grader sends every child (a copy of the text, as it arrives) is that code.
@@ -53,8 +53,8 @@ def test_a_text_compiled_in_the_zygote_is_not_compiled_again_and_any_other_is():
 
 
 def test_the_zygote_is_told_to_compile_what_every_child_is_sent():
-    from autograder.sandbox.process import INERT_IPYTHON_FILE
-    from autograder.selfcheck.notebook import INERT_IPYTHON
+    from mhakit.sandbox.process import INERT_IPYTHON_FILE
+    from mhakit.selfcheck.notebook import INERT_IPYTHON
 
     with open(INERT_IPYTHON_FILE, encoding="utf-8") as handle:
         assert handle.read() == INERT_IPYTHON
@@ -63,7 +63,7 @@ def test_the_zygote_is_told_to_compile_what_every_child_is_sent():
 def test_the_grader_never_swaps_its_own_builtins_for_the_childs_runtime(monkeypatch):
     import builtins
 
-    from autograder.sandbox.child import runtime
+    from mhakit.sandbox.child import runtime
 
     # The grader imports the runtime to pack messages; its builtins may change after that
     # import, and another thread of it may be looking one up meanwhile.

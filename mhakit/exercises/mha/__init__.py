@@ -2,10 +2,10 @@
 
 The contract: which functions a learner writes, in the notebook's order, and what each is
 worth. The reference is ``solutions/mha.py``; the rest of the exercise is the folder's
-other modules (see autograder/exercise.py).
+other modules (see mhakit/exercise.py).
 """
 
-from autograder.exercise import Function, Items
+from mhakit.exercise import Function, Items
 from solutions import mha as REFERENCE  # noqa: F401 - read by the engine
 
 NAME = "mha"

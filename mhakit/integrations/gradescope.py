@@ -65,7 +65,7 @@ file_modes() {
     local site
     site=$("$root/venv/bin/python" -I -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
     chmod -R a+rX "$root/venv"
-    chmod -R go-rwx "$site/autograder" "$site/solutions" "$site"/mha_kit-*.dist-info
+    chmod -R go-rwx "$site/mhakit" "$site/solutions" "$site"/mha_kit-*.dist-info
     mkdir -p "$root/results"
     chmod 711 "$root"
     find "$root" -mindepth 1 -maxdepth 1 ! -name venv -exec chmod -R go-rwx {} +
@@ -98,11 +98,11 @@ export MHAKIT_HIDE="$root:$root/source:$root/submission:$root/results${MHAKIT_HI
 # An exercise other than the kit's own travels in the zip's exercise/ folder.
 if [ -d "$root/source/exercise" ]; then export MHAKIT_EXERCISE="$root/source/exercise"; fi
 cd "$root/source"  # a folder hidden anyway; -I keeps it off sys.path: the venv's kit runs
-exec "$python" -I -m autograder.integrations.gradescope "$root"
+exec "$python" -I -m mhakit.integrations.gradescope "$root"
 """
 
 # What the zip carries: the package and the reference, enough for `pip install`.
-PACKAGED = ("pyproject.toml", "README.md", "autograder", "solutions")
+PACKAGED = ("pyproject.toml", "README.md", "mhakit", "solutions")
 
 
 # Gradescope's side grades with mhakit grade alone: nbgrader (and all of Jupyter) stays out.
@@ -174,7 +174,7 @@ def _exercise_files():
     """[(file, its name in the zip)] of an exercise that is not the kit's own: its folder
     goes to exercise/, which run_autograder names in MHAKIT_EXERCISE."""
     exercise = current()
-    if exercise.folder.is_relative_to(REPO / "autograder"):
+    if exercise.folder.is_relative_to(REPO / "mhakit"):
         return []
     if not exercise.reference_file.is_relative_to(exercise.folder):
         raise ValueError(f"the reference of {exercise.name} ({exercise.reference_file}) must "

@@ -2,7 +2,7 @@
 
 ``source/<assignment>/`` is derived, never edited by hand: its answer cells come from the
 exercise's reference, its points from the exercise's contract, and its self-check is a
-copy of ``autograder/selfcheck`` with the exercise's shipped package beside it as
+copy of ``mhakit/selfcheck`` with the exercise's shipped package beside it as
 ``mhakit_student/exercise``. ``assignments/<assignment>/`` is then produced by nbgrader's
 own ``generate_assignment``. The exercise's generated files (its release layout and its
 fingerprints) are written by ``write_exercise_files``, committed, and checked for

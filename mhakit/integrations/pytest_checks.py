@@ -1,7 +1,7 @@
 """Every check, public and hidden, as a pytest test of one submission.
 
     MHAKIT_SUBMISSION=path/to/notebook.ipynb [MHAKIT_SEED=N] \
-        pytest autograder/integrations/pytest_checks.py
+        pytest mhakit/integrations/pytest_checks.py
 
 The submission's code runs in the same isolated child process as with ``mhakit grade``;
 each test is one check, and its failure message is the check's feedback. The seed of
@@ -11,13 +11,13 @@ the hidden inputs is ``MHAKIT_SEED`` when it is set, else a fresh one.
 import numpy as np
 import pytest
 
-from autograder.exercise import current
-from autograder.grader.diagnosis import namer
-from autograder.grader.grading import isolated_student, ordered_checks, seeded
-from autograder.selfcheck.notebook import graded_cells
-from autograder.selfcheck.notebook_file import one_line
-from autograder.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
-from autograder.settings import settings
+from mhakit.exercise import current
+from mhakit.grader.diagnosis import namer
+from mhakit.grader.grading import isolated_student, ordered_checks, seeded
+from mhakit.selfcheck.notebook import graded_cells
+from mhakit.selfcheck.notebook_file import one_line
+from mhakit.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
+from mhakit.settings import settings
 
 CHECKS = ordered_checks()
 

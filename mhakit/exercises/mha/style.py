@@ -1,6 +1,6 @@
 """How each function is written without a Python loop: the hint of the style note (no
 points) that the grader adds where an answer loops over heads or batch items
-(autograder/grader/style.py), and the words it tells such a loop by."""
+(mhakit/grader/style.py), and the words it tells such a loop by."""
 
 # The parameters that hold a number of heads: range(num_heads) walks the heads.
 HEAD_COUNTS = ("num_heads",)

@@ -307,7 +307,7 @@ def log_to_stderr(verbose=False):
     warnings and errors only, unless ``verbose``."""
     handler = _Stderr()
     handler.setFormatter(logging.Formatter("mhakit: %(levelname)s: %(message)s"))
-    logger = logging.getLogger("autograder")
+    logger = logging.getLogger("mhakit")
     logger.handlers[:] = [handler]
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
 

@@ -1,7 +1,7 @@
 """The catalogue of common mistakes: each one a deliberately wrong variant of a function.
 
 The grader names a mistake when one of these gives the student's output (see
-autograder/grader/diagnosis.py). This module stays on the instructor's side: a wrong
+mhakit/grader/diagnosis.py). This module stays on the instructor's side: a wrong
 variant is one edit away from the answer (``C @ W_o.T`` tells you ``C @ W_o``), so no
 variant ever ships to students. The variants call the reference's own pieces, like the
 stand-ins do.
@@ -13,7 +13,7 @@ import numpy as np
 
 from solutions import mha as ref
 
-from autograder.grader.diagnosis import Mistake
+from mhakit.grader.diagnosis import Mistake
 
 
 def _softmax_no_shift(x, axis=-1):

@@ -5,7 +5,7 @@ they are the same in both notebooks (a test holds them to that), and what they p
 follows ``mhakit_student/language.py``, which the build writes per assignment.
 """
 
-from autograder.authoring.lesson import Choice, Demo, Number, Task, Text, Written
+from mhakit.authoring.lesson import Choice, Demo, Number, Task, Text, Written
 from .quiz import EXPLANATIONS
 
 INTRO = Text("intro", """\

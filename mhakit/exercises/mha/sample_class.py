@@ -1,10 +1,10 @@
 """The demo's small class: which answer cells each sample student fills, and with what.
 
-Each sample starts from the released notebook (see autograder/authoring/sample_class.py)
+Each sample starts from the released notebook (see mhakit/authoring/sample_class.py)
 and fills answer cells: with the reference, with a deliberately wrong variant, or not at all.
 """
 
-from autograder.authoring.sample_class import edited, reference_body
+from mhakit.authoring.sample_class import edited, reference_body
 from .quiz import KEY
 
 WRONG_ANSWER = next(c for c in "ABCD" if c != KEY["quiz_1"])

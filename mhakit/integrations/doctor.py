@@ -14,11 +14,11 @@ DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"
 # What the course's nbgrader_config.py must keep for the kit's doors to be the ones in force.
 KIT_SETTINGS = {
     ("Autograde", "exporter_class"):
-        "autograder.integrations.nbgrader_plugin.BoundedNotebookReader",
-    ("ExchangeFactory", "collect"): "autograder.integrations.collect.CheckedCollect",
-    ("ExportApp", "plugin_class"): "autograder.integrations.export.ExerciseExport",
+        "mhakit.integrations.nbgrader_plugin.BoundedNotebookReader",
+    ("ExchangeFactory", "collect"): "mhakit.integrations.collect.CheckedCollect",
+    ("ExportApp", "plugin_class"): "mhakit.integrations.export.ExerciseExport",
 }
-ISOLATED = "autograder.integrations.nbgrader_plugin.IsolatedAutograde"
+ISOLATED = "mhakit.integrations.nbgrader_plugin.IsolatedAutograde"
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,8 @@ def config_finding(course, config):
         return Finding("config", f"{course} has no nbgrader_config.py: run the doctor in the "
                        "course folder (a clone of mha-kit)", ok=False, breaks=True)
     lost = [f"c.{section}.{key}" for (section, key), value in KIT_SETTINGS.items()
-            if config.get(section, key) != value]
-    if ISOLATED not in config.get("Autograde", "autograde_preprocessors", []):
+            if _renamed(config.get(section, key)) != value]
+    if ISOLATED not in map(_renamed, config.get("Autograde", "autograde_preprocessors", [])):
         lost.insert(0, "c.Autograde.autograde_preprocessors (nbgrader would run student "
                        "code in a kernel)")
     root = config.get("CourseDirectory", "root")
@@ -124,7 +124,32 @@ def config_finding(course, config):
     if lost:
         return Finding("config", f"nbgrader reads {read}; these no longer say what the kit's "
                        f"nbgrader_config.py says: {', '.join(lost)}", ok=False, breaks=True)
+    old = _old_names(config)
+    if old:
+        return Finding("config", f"nbgrader reads {read}; the kit's doors are in force, but "
+                       f"{', '.join(old)} name the kit by its old package, autograder, which "
+                       "a later version drops: write mhakit. where they say autograder.",
+                       ok=False)
     return Finding("config", f"nbgrader reads {read}; the kit's doors are in force")
+
+
+OLD_PACKAGE = "autograder."  # the kit's name before mhakit; see autograder/__init__.py
+
+
+def _renamed(value):
+    """A class path of the config as the kit names it now."""
+    if isinstance(value, str) and value.startswith(OLD_PACKAGE):
+        return "mhakit." + value.removeprefix(OLD_PACKAGE)
+    return value
+
+
+def _old_names(config):
+    """The kit's settings that still name a class by the old package."""
+    found = [f"c.{section}.{key}" for section, key in KIT_SETTINGS
+             if _renamed(config.get(section, key)) != config.get(section, key)]
+    if any(_renamed(v) != v for v in config.get("Autograde", "autograde_preprocessors", [])):
+        found.insert(0, "c.Autograde.autograde_preprocessors")
+    return found
 
 
 def for_others(topic, line, humans):

@@ -339,8 +339,8 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
     # GIL. Each worker keeps its own warm zygote and plans its checks once.
     context = multiprocessing.get_context("forkserver")
     # Imported once, in the process the workers are forked from, not once in each of them.
-    context.set_forkserver_preload(["autograder.grader.grading",
-                                    "autograder.integrations.gradebook"])
+    context.set_forkserver_preload(["mhakit.grader.grading",
+                                    "mhakit.integrations.gradebook"])
     # The workers take this process's probe of the confinement rather than each probing
     # again (about 0.2 s of CPU each, at the start of every run), and end their children
     # in the background. The exercise loads first, so that the probe child tries to read

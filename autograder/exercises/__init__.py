@@ -1,1 +1,0 @@
-"""The kit's own exercises: each folder is one (see autograder/exercise.py)."""

@@ -1,0 +1,1 @@
+"""The kit's own exercises: each folder is one (see mhakit/exercise.py)."""
