@@ -53,7 +53,7 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
 # --- In a folder laid out like /autograder, with the kit's own Python.
 
 def run_autograder(bundle, tmp_path, notebook):
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
     (root / "submission").mkdir()
@@ -86,7 +86,7 @@ def test_no_notebook_gives_zero_and_says_why(bundle, tmp_path):
 
 def test_run_autograder_hides_the_autograder_folder_from_the_child(bundle, tmp_path):
     run_autograder(bundle, tmp_path, None)
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     assert root.stat().st_mode & 0o777 == 0o711  # others may pass through, not list
     for name in ("source", "submission", "results"):
         assert (root / name).stat().st_mode & 0o077 == 0, name
@@ -102,7 +102,7 @@ with open(sys.argv[-1] + "/results/results.json", "w") as handle:
 
 
 def test_run_autograder_names_what_to_hide_and_runs_from_a_hidden_folder(bundle, tmp_path):
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
     python = tmp_path / "python"
@@ -185,7 +185,7 @@ def macos_zip(path, name, data):
 def graded_upload(tmp_path, files=(), zips=()):
     """results.json once main() graded a submission folder laid out as Gradescope leaves
     it: ``files`` {path: bytes}, ``zips`` {path: a zip's members {name: bytes}}."""
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     submission = root / "submission"
     submission.mkdir(parents=True)
     for name, data in dict(files).items():
@@ -207,7 +207,7 @@ def assert_one_line(text):
 def test_a_macos_zip_is_graded_on_its_notebook(tmp_path, extracted):
     """The bug: `mha (1).ipynb` beside `__MACOSX/._mha (1).ipynb` scored 0 as unreadable."""
     archive = macos_zip(tmp_path / "mha (1).ipynb.zip", "mha (1).ipynb", HONEST)
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     if extracted:  # as Gradescope hands over a zip upload
         with zipfile.ZipFile(archive) as opened:
@@ -246,7 +246,7 @@ def test_the_assignments_name_nearest_the_top_wins(tmp_path):
 
 
 def test_of_two_copies_the_latest_is_graded_and_the_result_says_so(tmp_path):
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
     (root / "submission" / "mha (1).ipynb").write_bytes(HONEST)
     (root / "submission" / "mha(2).ipynb").write_bytes(BLANK)
@@ -295,7 +295,7 @@ def test_links_out_of_the_submission_are_not_followed(tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "mha.ipynb").write_bytes(HONEST)
-    root = tmp_path / "mhakit"
+    root = tmp_path / "autograder"
     (root / "submission" / "inside").mkdir(parents=True)
     (root / "submission" / "mha.ipynb").symlink_to(outside / "mha.ipynb")
     (root / "submission" / "folder").symlink_to(outside)
@@ -318,7 +318,7 @@ def test_a_zip_is_read_bounded_and_never_extracted(tmp_path, monkeypatch):
                           "a/../../mha.ipynb": HONEST}}
     result = graded_upload(tmp_path / "paths", zips=zips)
     assert result["score"] == 0 and "a path that leaves the zip" in result["output"]
-    root = tmp_path / "paths" / "mhakit"
+    root = tmp_path / "paths" / "autograder"
     assert sorted(os.listdir(root)) == ["results", "submission"]
     assert os.listdir(root / "submission") == ["paths.zip"]
     # 21 MB that deflate to a few KB: read no further than a notebook may be large.
@@ -344,7 +344,7 @@ def test_a_zip_is_read_bounded_and_never_extracted(tmp_path, monkeypatch):
 def test_a_broken_zip_is_named_and_the_rest_is_graded(tmp_path):
     result = graded_upload(tmp_path, {"hw.zip": b"PK\3\4 not really", "mha.ipynb": HONEST})
     assert result["score"] == 100 and "output" not in result
-    found = gradescope.survey(tmp_path / "mhakit" / "submission")
+    found = gradescope.survey(tmp_path / "autograder" / "submission")
     assert found.passed[0].startswith("hw.zip (not a readable zip: ")
 
 
@@ -419,7 +419,7 @@ def need(reason):
 class Machine:
     def __init__(self, top):
         self.top = top
-        self.root = top / "mhakit"
+        self.root = top / "autograder"
         self.site = None  # the venv's site-packages, as seen from outside
         dirs = [name for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
                 if Path("/", name).is_dir() and not Path("/", name).is_symlink()]
@@ -427,7 +427,7 @@ class Machine:
         self.enter = ENTER.format(extra=" ".join(dirs), uids_inside=UIDS_INSIDE,
                                   uids=shlex.quote(str(uids.UID_LOCKS)))
         top.chmod(0o755)
-        for name in (*self.mount_points, "mhakit"):
+        for name in (*self.mount_points, "autograder"):
             (top / name).mkdir()
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             if Path("/", name).is_symlink():
