@@ -5,10 +5,10 @@ side is a commit, checked out with ``git worktree add --detach`` in a temporary 
 and removed at the end, or WORKTREE: this repository's working tree as it is.
 
 Both sides run on this interpreter, each with ``PYTHONPATH=<its root>``, which comes
-before the editable install; the run stops if ``mhakit`` would still be imported
-from elsewhere. Module paths move between commits, so nothing of the kit is imported
-here: everything goes through each side's own command line, the ``mhakit`` entry of its
-pyproject.toml.
+before the editable install; the run stops if the kit's package (``mhakit``, or
+``autograder`` before the rename) would still be imported from elsewhere. Module paths
+move between commits, so nothing of the kit is imported here: everything goes through
+each side's own command line, the ``mhakit`` entry of its pyproject.toml.
 
 Each side builds its own class, since its grader checks submissions against its own
 release: ``mhakit demo --keep`` writes a course with the 4 sample students, which are
@@ -109,10 +109,11 @@ class Side:
                               capture_output=True, text=True)
 
     def check_import(self):
-        done = self.python("-c", "import mhakit; print(mhakit.__file__)")
+        package = self.cli.split(".")[0]  # the kit's package at this commit (it was renamed)
+        done = self.python("-c", f"import {package}; print({package}.__file__)")
         found = Path(done.stdout.strip() or "?").resolve()
         if done.returncode != 0 or not found.is_relative_to(self.root.resolve()):
-            raise Failure(f"{self.label} ({self.name}): mhakit comes from {found}, not "
+            raise Failure(f"{self.label} ({self.name}): {package} comes from {found}, not "
                           f"from {self.root}\n{done.stderr.strip()}")
 
     def mhakit(self, *args):
