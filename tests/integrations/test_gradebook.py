@@ -203,6 +203,19 @@ def _bilingual_course(course, target):
     return target
 
 
+@pytest.fixture(scope="module")
+def bilingual(course, tmp_path_factory):
+    """A course made by _bilingual_course once (it runs nbgrader twice); each test that
+    takes it works on a copy of its own, ``copy_of(bilingual, tmp_path)``."""
+    return _bilingual_course(course, tmp_path_factory.mktemp("bilingual") / "course")
+
+
+def copy_of(course, tmp_path):
+    import shutil
+
+    return Path(shutil.copytree(course, tmp_path / "course"))
+
+
 def _scores(course, assignment):
     from nbgrader.api import Gradebook
 
@@ -212,8 +225,8 @@ def _scores(course, assignment):
 
 
 @pytest.mark.slow
-def test_one_run_grades_both_languages_each_into_its_own_assignment(course, tmp_path):
-    root = _bilingual_course(course, tmp_path / "course")
+def test_one_run_grades_both_languages_each_into_its_own_assignment(bilingual, tmp_path):
+    root = copy_of(bilingual, tmp_path)
     done = mhakit("submitted", "--out", "results", "--seed", "5", "--quiet", "--gradebook", ".",
                   cwd=root)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
@@ -230,12 +243,12 @@ def test_one_run_grades_both_languages_each_into_its_own_assignment(course, tmp_
 @pytest.mark.parametrize("paths", [("submitted/alice/mha", "submitted/carol/mha"),
                                    ("submitted/alice", "submitted/carol"),
                                    ("submitted/carol",)])
-def test_gradebook_refuses_folders_it_cannot_map_to_students(course, tmp_path, paths):
+def test_gradebook_refuses_folders_it_cannot_map_to_students(bilingual, tmp_path, paths):
     """A student's folder or an assignment's would make its subfolders students (a
     student "mha" once appeared in the gradebook, one result overwriting another)."""
     import hashlib
 
-    root = _bilingual_course(course, tmp_path / "course")
+    root = copy_of(bilingual, tmp_path)
     before = hashlib.sha256((root / "gradebook.db").read_bytes()).hexdigest()
     done = mhakit(*paths, "--gradebook", ".", "--quiet", cwd=root)
     stderr = done.stderr.decode(errors="replace")
