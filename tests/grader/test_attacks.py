@@ -22,8 +22,11 @@ FULL = {name: float(sum(p)) for name, p in POINTS.items()}
 FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
 # The corpus's limits: a call's short (generous for correct code, short for endless loops),
 # a cell's the default (no attack loops at a cell's top level, and printing a gigabyte
-# took over 3 s while the parallel test run kept both cores busy).
-LIMITS = {"MHAKIT_CALL_SECONDS": "3", "MHAKIT_CELL_SECONDS": "30"}
+# took over 3 s while the parallel test run kept both cores busy), and memory a quarter of
+# the default 4 GB: the memory bomb fails as it does at 4 GB, with a MemoryError at the
+# bound of its address space, but without first filling gigabytes of pages, call after
+# call (32 s at 4 GB, 0.5 s at 1 GB).
+LIMITS = {"MHAKIT_CALL_SECONDS": "3", "MHAKIT_CELL_SECONDS": "30", "MHAKIT_MEMORY_MB": "1024"}
 
 
 def expected_parts(attack):
