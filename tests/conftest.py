@@ -1,3 +1,4 @@
+import fcntl
 import hashlib
 import os
 import shutil
@@ -69,17 +70,39 @@ def grade_answers(answers, seed=1, **kwargs):
     return grade_cells(cells, seed=seed, **kwargs)
 
 
-@pytest.fixture(scope="session")
-def course(tmp_path_factory):
-    """A fresh nbgrader course folder: source, release and the sample class. Shared by the
-    tests of one process, in whatever order a parallel run gives them: a test that writes
-    into it works on a copy, and the run fails at the end if one did not."""
-    root = tmp_path_factory.mktemp("course")
+def built_once(tmp_path_factory, name, build):
+    """The folder ``name`` as ``build(folder)`` makes it, built once for the whole run: the
+    workers of a parallel run share it, the first to ask building it while the others wait
+    on a lock. (Each worker built its own course before: two runs of nbgrader, 23 s as the
+    setup of a worker's first test that took the course, in a parallel run.)"""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's own folder, above each worker's
+    folder, done = base / name, base / f"{name}.built"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+def _build_course(root):
     shutil.copy(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
     write_source(EXERCISE, root)
     generate_release(root, "mha_en")
     release = generate_release(root, "mha")
     write_sample_class(EXERCISE, release / "mha.ipynb", root / "submitted")
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    """A fresh nbgrader course folder: source, release and the sample class. Shared by all
+    the tests of a run, in whatever order a parallel run gives them: a test that writes
+    into it works on a copy, and the run fails at the end if one did not."""
+    root = built_once(tmp_path_factory, "course", _build_course)
     before = files_under(root, ".")
     yield root
     changed = sorted(set(before.items()) ^ set(files_under(root, ".").items()))

@@ -4,7 +4,9 @@ pytest-xdist builds a module- or session-scoped fixture once in every worker tha
 test that needs it. The tests that share such a fixture are one group here, and a group's
 tests run on one worker, one after the other: the fixture is built once per run. Every
 module-scoped fixture counts, and the session-scoped ones of ONCE_PER_RUN; the others
-(a course folder, the sample answers) each worker builds in seconds. Without the groups,
+each worker builds in seconds (the sample answers), or all share (the course folder, which
+conftest's ``built_once`` makes for the whole run: too many tests use it to put them on
+one worker). Without the groups,
 three workers ran the kernel oracle's notebooks in kernels three times over, and one
 worker copied the instructor's course afresh while another graded from it.
 
