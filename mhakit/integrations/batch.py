@@ -270,11 +270,11 @@ def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
 
 def failure(status: Status, reason: str, seed=None) -> Result:
     """The result of a student who could not be graded: zero, a status and the reason."""
-    status, result = Status(status), unreadable(one_line(reason, 500), seed)
-    result = replace(result, status=status)
+    status, reason = Status(status), one_line(reason, 500)
+    result = unreadable(reason, seed)
     if status is not Status.UNREADABLE:
-        result = replace(result, output="mha-kit could not grade this submission: "
-                                        f"{one_line(reason, 500)}")
+        result = replace(result, status=status,
+                         output=f"mha-kit could not grade this submission: {reason}")
     return result.cleaned()
 
 
