@@ -17,6 +17,7 @@ from ..phases import NOTES, PLANNING, READING, measuring, phase, rounded
 from ..exercise import current, of_result
 from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..sandbox.hidden import hide
+from ..sandbox.process import make_spare
 from ..selfcheck.framework import HIDDEN
 from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import read_notebook
@@ -103,6 +104,19 @@ def _prepared_for(seed, exercise):
     return plans, batches
 
 
+def warm_up(seed, exercise=None):
+    """Ready this process to grade with ``seed``: the checks planned and a confined child
+    waiting, as after its first submission. A class run's workers do this as they start,
+    while the run's main process reads the gradebook, so that work is not on the run's
+    wall clock."""
+    exercise = exercise or current()
+    prepared_for(int(seed), exercise)
+    try:
+        make_spare(_child_limits(exercise))
+    except Exception:  # noqa: BLE001 - the first submission starts its own, and says why not
+        pass
+
+
 def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh",
                 exercise=None) -> Result:
     """Grade code cells [(cell id, source)]; return a Result, its feedback in
@@ -130,10 +144,14 @@ def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh",
 def isolated_student(cells, exercise, limits=None):
     """The grader's handle on a submission's ``cells``, in a child that may import what
     the exercise lets students import, and whose stand-ins answer by meaning."""
-    limits = replace(limits or Limits.from_environment(), packages=exercise.student_imports)
+    limits = _child_limits(exercise, limits)
     with phase(NOTES):
         warm = slow_imports(cells, exercise.student_imports)
     return IsolatedStudent(cells, exercise.reference, limits, exercise.functions, warm)
+
+
+def _child_limits(exercise, limits=None):
+    return replace(limits or Limits.from_environment(), packages=exercise.student_imports)
 
 
 def _grade(cells, seed, limits, tampering, language, exercise) -> Result:

@@ -1,12 +1,12 @@
 """Grading a folder of submissions: discovery, parallel grading, results on disk."""
 
 import json
-import multiprocessing
 import os
 import secrets
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -20,14 +20,12 @@ from .. import __version__
 from . import sinks
 from ..exercise import current
 from ..phases import WRITING, Stopwatch
-from ..sandbox import confinement
-from ..sandbox.limits import Limits
-from ..sandbox.process import start_class_worker
 from ..grader.result import Result, Status
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
                               unreadable)
 from ..selfcheck.notebook_file import one_line, read_bounded, scan_json
 from .sink import Run, Taken
+from .workers import pool_options, started_pool
 from .sinks.grades_csv import csv_columns, grade_row
 
 # Files the batch writes next to the students' folders: no student's folder may take them.
@@ -201,47 +199,54 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
         results = {s: r for s, r in results.items() if r.seed == seed}
     run_seed = secrets.randbits(63) if seed is None else seed
     todo = {student: path for student, path in submissions.items() if student not in results}
-    book = None
-    if gradebook is not None:
-        from .gradebook import GradebookRun
-        book = GradebookRun(gradebook, submissions,
-                            [path for paths in found.earlier.values() for path in paths])
-    notes = {student: list(found.notes.get(student, []))
-             for student in set(submissions) | set(found.problems)}
-    for student, reason in (book.excluded.items() if book else ()):
-        notes[student].append(reason)
-    console = Console(stderr=True)
-    watch = Stopwatch()  # the parent's own phase: writing what comes back
-    places = sinks.for_run(Run(out, book, "dask" if dask else jobs, watch))
-    if results and not quiet:
-        console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
-                      f"grade (seed {run_seed})")
-    for student, reason in found.problems.items():
-        results[student] = failure(Status.UNREADABLE, reason, run_seed)
-    try:
-        with Progress("[progress.description]{task.description}", BarColumn(),
-                      MofNCompleteColumn(), TimeRemainingColumn(), console=console,
-                      disable=quiet) as progress:
-            task = progress.add_task("grading", total=len(todo))
-            for student, result, cells in graded(todo, run_seed, jobs, dask, book, language):
-                watch.enter(WRITING)
-                results[student] = _into(places, Taken(student, with_notes(
-                    result, notes.get(student)), "graded", todo[student], cells), run_seed)
-                watch.leave()
-                progress.advance(task)
-        for student in sorted(set(results) - set(todo)):
-            how = "found" if student in found.problems else "kept"
-            results[student] = _into(places, Taken(
-                student, with_notes(results[student], notes.get(student)), how,
-                submissions.get(student)), run_seed)
-        if book is not None:
-            _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, language)
-    finally:
-        if book is not None:
-            book.close()
+    # The workers start first, and ready themselves while this process reads the gradebook.
+    pool = started_pool(jobs, len(todo), run_seed) if todo and not dask else None
+    with pool or nullcontext():  # graded() shuts it down; this, if anything fails before
+        book = None if gradebook is None else _opened_gradebook(gradebook, found)
+        notes = {student: list(found.notes.get(student, []))
+                 for student in set(submissions) | set(found.problems)}
+        for student, reason in (book.excluded.items() if book else ()):
+            notes[student].append(reason)
+        console = Console(stderr=True)
+        watch = Stopwatch()  # the parent's own phase: writing what comes back
+        places = sinks.for_run(Run(out, book, "dask" if dask else jobs, watch))
+        if results and not quiet:
+            console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
+                          f"grade (seed {run_seed})")
+        for student, reason in found.problems.items():
+            results[student] = failure(Status.UNREADABLE, reason, run_seed)
+        try:
+            with Progress("[progress.description]{task.description}", BarColumn(),
+                          MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                          disable=quiet) as progress:
+                task = progress.add_task("grading", total=len(todo))
+                for student, result, cells in graded(todo, run_seed, jobs, dask, book, language,
+                                                     pool):
+                    watch.enter(WRITING)
+                    results[student] = _into(places, Taken(student, with_notes(
+                        result, notes.get(student)), "graded", todo[student], cells), run_seed)
+                    watch.leave()
+                    progress.advance(task)
+            for student in sorted(set(results) - set(todo)):
+                how = "found" if student in found.problems else "kept"
+                results[student] = _into(places, Taken(
+                    student, with_notes(results[student], notes.get(student)), how,
+                    submissions.get(student)), run_seed)
+            if book is not None:
+                _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, language)
+        finally:
+            if book is not None:
+                book.close()
     for place in places:
         place.finish(results)
     return dict(sorted(results.items()))
+
+
+def _opened_gradebook(course, found):
+    from .gradebook import GradebookRun
+
+    return GradebookRun(course, found.paths,
+                        [path for paths in found.earlier.values() for path in paths])
 
 
 def _into(places, taken: Taken, seed) -> Result:
@@ -287,10 +292,11 @@ def with_notes(result: Result, notes) -> Result:
     return replace(result, extra=extra)
 
 
-def graded(todo, seed, jobs, dask, book=None, language=None):
+def graded(todo, seed, jobs, dask, book=None, language=None, pool=None):
     """(student, result, its cells' grades for the gradebook or None) as they finish,
-    from local processes or a Dask cluster. A submission whose grading raises, or kills
-    its worker, gets a "grading failed" result; the others are graded all the same."""
+    from local processes (``pool``, a started one, which this shuts down; else a new one)
+    or a Dask cluster. A submission whose grading raises, or kills its worker, gets a
+    "grading failed" result; the others are graded all the same."""
     def job(student, path):
         if book is not None and student not in book.excluded:
             return book.job(student, path, seed, language)
@@ -335,21 +341,9 @@ def graded(todo, seed, jobs, dask, book=None, language=None):
                 except Exception as error:  # noqa: BLE001
                     yield died(futures[future], error)
         return
-    # Processes, not threads: the checks are Python and would share one core under the
-    # GIL. Each worker keeps its own warm zygote and plans its checks once.
-    context = multiprocessing.get_context("forkserver")
-    # Imported once, in the process the workers are forked from, not once in each of them.
-    context.set_forkserver_preload(["mhakit.grader.grading",
-                                    "mhakit.integrations.gradebook"])
-    # The workers take this process's probe of the confinement rather than each probing
-    # again (about 0.2 s of CPU each, at the start of every run), and end their children
-    # in the background. The exercise loads first, so that the probe child tries to read
-    # its reference too, as in the doors' gate.
-    current()
-    start = {"mp_context": context, "initializer": start_class_worker,
-             "initargs": (confinement.choice(Limits()),)}
+    start = pool_options(seed)
     broken = []
-    with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, **start) as pool:
+    with pool or ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, **start) as pool:
         futures = {pool.submit(*job(student, path)): student for student, path in todo.items()}
         for future in as_completed(futures):
             student = futures[future]

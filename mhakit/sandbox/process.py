@@ -376,8 +376,7 @@ def take_child(limits, warm=()):
     starts the next spare as it hands this one out. No student code has run in a spare;
     it serves the submission that takes it and no other."""
     # The process is part of the key: a forked copy of this grader must not share it.
-    warm = tuple(warm)
-    key = (os.getpid(), repr(limits), _knobs())
+    warm, key = tuple(warm), _spare_key(limits)
     with _SPARE_LOCK:
         made_for, spare = _SPARES.pop(warm, (None, None))
     if spare is not None and made_for[0] != os.getpid():
@@ -390,12 +389,31 @@ def take_child(limits, warm=()):
         fresh = ChildProcess(limits, warm)
     except Exception:  # noqa: BLE001 - the next submission starts its own, as without spares
         fresh = None
+    _file_spare(warm, key, fresh)
+    return child
+
+
+def make_spare(limits, warm=()):
+    """Start the spare that the next ``take_child`` with these limits hands out, unless
+    one is waiting: a class run's worker makes it while the run is still being readied,
+    so that its first submission does not wait for a child either."""
+    warm = tuple(warm)
+    with _SPARE_LOCK:
+        if warm in _SPARES:
+            return
+    _file_spare(warm, _spare_key(limits), ChildProcess(limits, warm))
+
+
+def _spare_key(limits):
+    return (os.getpid(), repr(limits), _knobs())
+
+
+def _file_spare(warm, key, fresh):
     with _SPARE_LOCK:
         made_for, replaced = _SPARES.pop(warm, (None, None))
         _SPARES[warm] = (key, fresh)
     if replaced is not None and made_for[0] == os.getpid():
         replaced.close()  # another thread's spare of the same kind: one is enough
-    return child
 
 
 def close_spare():

@@ -1,0 +1,51 @@
+"""A class run's grading workers: local processes, started before the run needs them.
+
+Processes, not threads: the checks are Python and would share one core under the GIL.
+Each worker keeps its own warm zygote and plans its checks once. A worker readies itself
+as it starts (``grading.warm_up``): its plan, its zygote and a spare child. A run starts
+its workers first and reads the gradebook meanwhile (about a second of importing
+nbgrader), so that neither waits for the other.
+"""
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from ..exercise import current
+from ..grader.grading import warm_up
+from ..sandbox import confinement
+from ..sandbox.limits import Limits
+from ..sandbox.process import start_class_worker
+
+# Imported once, in the process the workers are forked from, not once in each of them.
+PRELOADED = ["mhakit.grader.grading", "mhakit.integrations.gradebook",
+             "mhakit.integrations.workers"]
+
+
+def pool_options(seed):
+    """What every pool of a run is made with: forkserver workers that take this process's
+    probe of the confinement rather than each probing again (about 0.2 s of CPU each),
+    end their children in the background, and ready themselves for ``seed``."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOADED)
+    # The exercise loads first, so that the probe child tries to read its reference too,
+    # as in the doors' gate.
+    current()
+    return {"mp_context": context, "initializer": start_worker,
+            "initargs": (confinement.choice(Limits()), seed)}
+
+
+def start_worker(choice, seed):
+    start_class_worker(choice)
+    warm_up(seed)
+
+
+def started_pool(jobs, submissions, seed):
+    """A pool of ``jobs`` workers (by default one per core, never more than there are
+    ``submissions``), every one of them started now. (A pool otherwise starts a worker
+    only when a job is handed to it.)"""
+    count = max(1, min(jobs or os.cpu_count() or 1, submissions))
+    pool = ProcessPoolExecutor(max_workers=count, **pool_options(seed))
+    for _ in range(count):
+        pool.submit(int)  # nothing to do: each one starts a worker
+    return pool
