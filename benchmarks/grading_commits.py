@@ -16,8 +16,10 @@ cycled into N numbered copies, e.g. alice_correct_0003, each code answer signed 
 comment of its own. Then, for R rounds, the sides take turns (old, new, old, new, ...:
 a busy spell of the machine hits both), each timing
 ``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a subprocess
-with time.perf_counter. The table gives each side's median and min seconds,
-notebooks per second and the ratio new/old of the medians. The exit status is 1 if the
+with time.perf_counter (with ``--gradebook``, CLASS is the demo course's submitted/ folder
+and each round also writes the course's gradebook and autograded/ folder). The table
+gives each side's median and min seconds, notebooks per second and the ratio new/old of
+the medians. The exit status is 1 if the
 two sides give a sample student different totals, 2 if a step fails (its output is shown).
 
 Run it from the repository root:
@@ -75,7 +77,7 @@ class Side:
     def __init__(self, label, rev, work):
         self.label, self.work = label, work / label
         self.work.mkdir(parents=True)
-        self.worktree = self.commit = self.klass = None
+        self.worktree = self.commit = self.klass = self.course = None
         self.seconds, self.totals = [], {}
         if rev == WORKTREE:
             self.root, self.name = REPO, "working tree"
@@ -127,8 +129,9 @@ def require(done, what):
                       f"{done.stderr[-3000:]}")
 
 
-def build_class(side, count):
-    """class/<sample>_<NNNN>/mha/... for `count` students, cycling the side's own demo."""
+def build_class(side, count, gradebook=False):
+    """class/<sample>_<NNNN>/mha/... for `count` students, cycling the side's own demo;
+    with ``gradebook``, in the demo course's submitted/ folder instead."""
     course = side.work / "course"
     log(f"{side.label} ({side.name}): mhakit demo --keep {course}")
     require(side.mhakit("demo", "--keep", course), f"{side.label}: mhakit demo")
@@ -136,6 +139,10 @@ def build_class(side, count):
     if not samples:
         raise Failure(f"{side.label}: the demo wrote no students to {course / 'submitted'}")
     side.klass = side.work / "class"
+    if gradebook:  # the class is the course's own, so that its gradebook takes the grades
+        shutil.move(course / "submitted", side.work / "samples")
+        samples = [side.work / "samples" / sample.name for sample in samples]
+        side.klass, side.course = course / "submitted", course
     for index in range(count):
         sample = samples[index % len(samples)]
         student = f"{sample.name}_{index:04d}"
@@ -162,7 +169,7 @@ def sign(notebook, student):
 def grade_once(side, run, args):
     out = side.work / f"results-{run}"
     command = ["grade", side.klass, "--out", out, "--seed", args.seed, "--jobs", args.jobs,
-               "--fresh", "--quiet"]
+               "--fresh", "--quiet"] + (["--gradebook", side.course] if args.gradebook else [])
     start = time.perf_counter()
     done = side.mhakit(*command)
     seconds = time.perf_counter() - start
@@ -212,6 +219,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=1234, help="mhakit grade --seed (default 1234)")
     parser.add_argument("--keep", metavar="DIR",
                         help="build the courses, classes and results here and keep them")
+    parser.add_argument("--gradebook", action="store_true",
+                        help="grade the class as the demo course's submitted/ folder, with "
+                             "mhakit grade --gradebook")
     args = parser.parse_args(argv)
     if min(args.notebooks, args.repeat, args.jobs) < 1:
         parser.error("--notebooks, --repeat and --jobs must be at least 1")
@@ -229,7 +239,7 @@ def compare(args, work):
             side.check_out()
             side.check_import()
         for side in sides:
-            build_class(side, args.notebooks)
+            build_class(side, args.notebooks, args.gradebook)
         log(f"timing mhakit grade on {args.notebooks} notebooks, {args.repeat} rounds")
         for run in range(args.repeat):
             for side in sides:
