@@ -253,8 +253,9 @@ class Exercise:
         return [path for path in content_files(self.folder) if path not in skipped]
 
     def hidden_paths(self):
-        """What student code must never read: the exercise's folder and its reference's."""
-        return [self.folder, self.reference_file.parent]
+        """What student code must never read: the exercise's folder and its reference's
+        (usually one and the same)."""
+        return list(dict.fromkeys([self.folder, self.reference_file.parent]))
 
 
 QUIZ_NAME = re.compile(r"quiz_[1-9][0-9]*")

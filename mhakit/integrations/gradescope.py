@@ -65,7 +65,7 @@ file_modes() {
     local site
     site=$("$root/venv/bin/python" -I -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
     chmod -R a+rX "$root/venv"
-    chmod -R go-rwx "$site/mhakit" "$site/solutions" "$site"/mha_kit-*.dist-info
+    chmod -R go-rwx "$site/mhakit" "$site"/mha_kit-*.dist-info
     mkdir -p "$root/results"
     chmod 711 "$root"
     find "$root" -mindepth 1 -maxdepth 1 ! -name venv -exec chmod -R go-rwx {} +
@@ -101,8 +101,9 @@ cd "$root/source"  # a folder hidden anyway; -I keeps it off sys.path: the venv'
 exec "$python" -I -m mhakit.integrations.gradescope "$root"
 """
 
-# What the zip carries: the package and the reference, enough for `pip install`.
-PACKAGED = ("pyproject.toml", "README.md", "mhakit", "solutions")
+# What the zip carries: the package (the reference is in its exercise), enough for
+# `pip install`.
+PACKAGED = ("pyproject.toml", "README.md", "mhakit")
 
 
 # Gradescope's side grades with mhakit grade alone: nbgrader (and all of Jupyter) stays out.

@@ -16,6 +16,7 @@ import nbformat
 from tests.mha_exercise import fill, sample_answers
 
 REPO = Path(__file__).resolve().parents[2]
+REFERENCE = REPO / "mhakit" / "exercises" / "mha" / "reference.py"  # the answers
 RELEASE = REPO / "assignments" / "mha" / "mha.ipynb"
 
 
@@ -151,7 +152,8 @@ ATTACKS = [
     Attack("import-solutions-and-mhakit", zero=("attention_scores",), edits={
         "answer_attention_scores": (
             "def attention_scores(Q, K):\n"
-            "    for name in ('solutions', 'mhakit.grader.hidden_checks', 'solutions.mha'):\n"
+            "    for name in ('mhakit.exercises.mha.reference', 'mhakit.exercises.mha',\n"
+            "                 'mhakit.grader.hidden_checks'):\n"
             "        try:\n"
             "            module = __import__(name, fromlist=['x'])\n"
             "            return module.attention_scores(Q, K)\n"
@@ -161,7 +163,7 @@ ATTACKS = [
     Attack("read-course-files", zero=("output_projection",), needs_confinement=True, edits={
         "answer_output_projection": (
             "import os\n"
-            f"SECRETS = [{str(REPO / 'solutions' / 'mha.py')!r}, "
+            f"SECRETS = [{str(REFERENCE)!r}, "
             f"{str(REPO / 'source' / 'mha' / 'mha.ipynb')!r}, 'gradebook.db', "
             "'../gradebook.db', '/root/.bash_history']\n"
             "def output_projection(C, W_o):\n"
@@ -291,7 +293,7 @@ ATTACKS = [
         "    pass\n",)),
     Attack("delete-and-rename-files", zero=(), needs_confinement=True, extra_cells=(
         "import os, shutil\n"
-        f"for target in [{str(REPO / 'source')!r}, {str(REPO / 'solutions')!r}, "
+        f"for target in [{str(REPO / 'source')!r}, {str(REFERENCE.parent)!r}, "
         f"{str(REPO / 'nbgrader_config.py')!r}, '..', '/tmp', '/usr/lib']:\n"
         "    try:\n"
         "        shutil.rmtree(target) if os.path.isdir(target) else os.remove(target)\n"

@@ -1,6 +1,6 @@
 """Attacks on confinement: see tests/attacks/corpus.py for how an Attack is graded.
 
-Each cheat looks for the course's secret files (the reference solutions/mha.py, the hidden
+Each cheat looks for the course's secret files (the reference mhakit/exercises/mha/reference.py, the hidden
 checks, the graders, the source notebook, the gradebook) by one route a cheater would try,
 and answers one part right only if it read one; else it answers that part wrong. Confined,
 the part scores 0; a grader that let the child see the course would give it full marks.
@@ -10,7 +10,7 @@ has one call's deadline (3 seconds in the tests) to load.
 
 from tests.mha_exercise import reference_body
 
-from .corpus import REPO, Attack
+from .corpus import REFERENCE, REPO, Attack
 
 # What each attack answers when it read nothing: the right shape, the wrong numbers.
 WRONG = {
@@ -32,9 +32,9 @@ import os, stat, sys, time
 ROUTE = []
 _BUDGET = time.monotonic() + 1.5  # well inside the load's one deadline
 _SEEN = set()
-_NAMES = ('solutions', 'mhakit', 'grader', 'source', 'mha.py', 'hidden_checks.py',
-          'grading.py', 'gradebook.db')
-_BELOW = ('solutions/mha.py', 'mhakit/grader/hidden_checks.py',
+_NAMES = ('mhakit', 'exercises', 'grader', 'source', 'mha.py', 'reference.py',
+          'hidden_checks.py', 'grading.py', 'gradebook.db')
+_BELOW = ('mhakit/exercises/mha/reference.py', 'mhakit/grader/hidden_checks.py',
           'mhakit/grader/grading.py', 'source/mha/mha.ipynb', 'gradebook.db')
 def _in_time():
     return not ROUTE and time.monotonic() < _BUDGET
@@ -123,8 +123,8 @@ for pid in ['self'] + [p for p in os.listdir('/proc') if p.isdigit()]:
     except Exception:
         pass
     # Through the kernel's own links, which need no path of the course to be visible here.
-    for path in ('/cwd/solutions/mha.py', {'/root' + str(REPO / 'solutions' / 'mha.py')!r},
-                 '/root/autograder/source/solutions/mha.py'):
+    for path in ('/cwd/mhakit/exercises/mha/reference.py', {'/root' + str(REFERENCE)!r},
+                 '/root/autograder/source/mhakit/exercises/mha/reference.py'):
         _read('/proc/' + pid + path, '/proc/' + pid + path)
 """
 
@@ -138,7 +138,8 @@ for value in list(os.environ.values()) + [os.path.expanduser('~')]:
 
 INSTALLED_PACKAGES = """\
 import glob, importlib.metadata, importlib.util, json, re
-for name in ('solutions', 'mhakit', 'solutions.mha', 'mhakit.grader.hidden_checks'):
+for name in ('mhakit', 'mhakit.exercises.mha', 'mhakit.exercises.mha.reference',
+             'mhakit.grader.hidden_checks'):
     try:
         spec = importlib.util.find_spec(name)
         for path in [spec.origin] + list(spec.submodule_search_locations or ()):
@@ -173,7 +174,7 @@ for site in SITES:
         names = []
     for name in names:
         path = os.path.join(site, name)
-        if name in ('solutions', 'mhakit'):
+        if name == 'mhakit':
             _look_in(path, 'a package in ' + site)
         elif name.endswith(('.pth', '.egg-link')) or name.startswith('__editable__'):
             try:
@@ -187,6 +188,7 @@ for site in SITES:
 
 SYS_PATH = f"""\
 import importlib
+_MODULE = 'mhakit.exercises.mha.reference'
 FOLDERS = [{str(REPO)!r}, os.getcwd(), os.path.dirname(np.__file__)]
 FOLDERS += [p for v in os.environ.values() for p in v.split(os.pathsep) if p.startswith('/')]
 for start in list(FOLDERS):  # and every parent of each
@@ -199,15 +201,16 @@ for folder in dict.fromkeys(FOLDERS):
     sys.path.insert(0, folder)
     try:
         importlib.invalidate_caches()
-        if hasattr(importlib.import_module('solutions.mha'), 'multi_head_attention'):
-            ROUTE.append('import solutions.mha from ' + folder)
+        if hasattr(importlib.import_module(_MODULE), 'multi_head_attention'):
+            ROUTE.append('import ' + _MODULE + ' from ' + folder)
     except Exception:
         pass
     finally:
         sys.path.remove(folder)
         if not ROUTE:  # a namespace package, or a failed import, must not stick
-            sys.modules.pop('solutions.mha', None)
-            sys.modules.pop('solutions', None)
+            for _name in ('mhakit.exercises.mha.reference', 'mhakit.exercises.mha',
+                          'mhakit.exercises', 'mhakit'):
+                sys.modules.pop(_name, None)
 """
 
 FILESYSTEM_WALK = """\
@@ -222,7 +225,8 @@ while QUEUE and _in_time() and ENTRIES < 200000:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.path not in ('/proc', '/sys', '/dev'):
                         QUEUE.append(entry.path)
-                elif entry.name in ('mha.py', 'hidden_checks.py', 'grading.py', 'gradebook.db'):
+                elif entry.name in ('mha.py', 'reference.py', 'hidden_checks.py', 'grading.py',
+                                    'gradebook.db'):
                     _read(entry.path, 'walk found ' + entry.path)
     except Exception:
         pass
@@ -230,10 +234,10 @@ while QUEUE and _in_time() and ENTRIES < 200000:
 
 KNOWN_PATHS = f"""\
 # The course's own layout, and Gradescope's.
-for path in ({str(REPO / 'solutions' / 'mha.py')!r},
+for path in ({str(REFERENCE)!r},
              {str(REPO / 'mhakit' / 'grader' / 'hidden_checks.py')!r},
              {str(REPO / 'mhakit' / 'grader' / 'grading.py')!r},
-             '/autograder/source/solutions/mha.py',
+             '/autograder/source/mhakit/exercises/mha/reference.py',
              '/autograder/source/mhakit/grader/hidden_checks.py'):
     _read(path, 'known path ' + path)
 """
@@ -260,8 +264,8 @@ try:
     _libc.mount(b'proc', b'/tmp/proc-again', b'proc', 0, None)
 except Exception:
     pass
-for path in ({str(REPO / 'solutions' / 'mha.py')!r}, '/autograder/source/solutions/mha.py',
-             '/tmp/proc-again/1/root' + {str(REPO / 'solutions' / 'mha.py')!r}):
+for path in ({str(REFERENCE)!r}, '/autograder/source/mhakit/exercises/mha/reference.py',
+             '/tmp/proc-again/1/root' + {str(REFERENCE)!r}):
     _read(path, 'escaped to ' + path)
 """
 
@@ -335,7 +339,7 @@ if _pid > 1:  # 0 in the jail: its parent is outside its PID namespace
 """
 
 
-COURSE_FILES = [REPO / "solutions" / "mha.py", REPO / "source" / "mha" / "mha.ipynb",
+COURSE_FILES = [REFERENCE, REPO / "source" / "mha" / "mha.ipynb",
                 REPO / "mhakit" / "grader" / "grading.py"]
 
 # Looking is allowed: listing folders, /proc and its own environment must neither crash the

@@ -117,7 +117,7 @@ def test_release_holds_no_solution_code_and_no_hidden_check():
     answer_lines = _solution_lines()
     assert len(answer_lines) > 30  # the scan has something to look for
     forbidden = ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_checks", "QUIZ_KEY",
-                 "solutions", "IsolatedStudent", "2359296", "2_359_296", "11.31"]
+                 "solutions", "exercises.mha.reference", "IsolatedStudent", "2359296", "2_359_296", "11.31"]
     forbidden += [text[lang][:30] for text in QUIZ_EXPLANATIONS.values() for lang in text]
     # The catalogue of wrong variants: each is one edit away from an answer. Its
     # identifiers and hints may ship (the self-check names mistakes); its code may not.

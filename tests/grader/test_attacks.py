@@ -74,7 +74,7 @@ def tree_digest(*folders, skip=()):
 
 NBGRADER_OUTPUTS = ("autograded", "feedback", "gradebook.db", "mhakit-results", "__pycache__",
                     "grades.csv", "nbgrader_grades.csv")
-REPO_PARTS = [REPO / name for name in ("source", "solutions", "mhakit", "autograder", "assignments")]
+REPO_PARTS = [REPO / name for name in ("source", "mhakit", "autograder", "assignments")]
 
 
 @pytest.fixture(scope="module")

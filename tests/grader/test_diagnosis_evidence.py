@@ -6,7 +6,7 @@ several classes, and holds the diagnosis to saying no more than the evidence sho
 import numpy as np
 
 from mhakit.selfcheck.structure import diagnose, structures_of
-from solutions import mha as ref
+from mhakit.exercises.mha import reference as ref
 from tests.mha_exercise import PUBLIC
 
 STRUCTURE = structures_of(PUBLIC)

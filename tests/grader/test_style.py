@@ -162,7 +162,7 @@ def test_a_loop_over_anything_else_gets_no_note(what):
 
 
 def test_the_reference_gets_no_note_read_from_its_source():
-    source = (REPO / "solutions" / "mha.py").read_text(encoding="utf-8")
+    source = (REPO / "mhakit" / "exercises" / "mha" / "reference.py").read_text(encoding="utf-8")
     assert _noted(source) == {}
     assert _noted(source + "\n" + LOOPING_SPLIT) != {}  # a later definition still counts
 

@@ -40,7 +40,8 @@ def test_the_zip_holds_what_gradescope_runs(bundle):
     with zipfile.ZipFile(bundle) as archive:
         names = set(archive.namelist())
         modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
-    assert {"setup.sh", "run_autograder", "pyproject.toml", "solutions/mha.py",
+    assert {"setup.sh", "run_autograder", "pyproject.toml",
+            "mhakit/exercises/mha/reference.py",
             "mhakit/grader/grading.py", "mhakit/exercises/mha/shipped/checks.py",
             "mhakit/exercises/mha/release_layout.json"} <= names
     assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111
@@ -523,9 +524,10 @@ GRADESCOPE_PATHS = """\
 import glob
 SITES = glob.glob('/autograder/venv/lib/python3*/site-packages')
 SITES += ['/autograder/venv/lib/python3.11/site-packages']
-for path in ['/autograder/source/solutions/mha.py', '/autograder/source/mhakit/grader/grading.py',
+for path in ['/autograder/source/mhakit/exercises/mha/reference.py',
+             '/autograder/source/mhakit/grader/grading.py',
              '/autograder/source/mhakit/grader/hidden_checks.py'] + [
-        site + below for site in SITES for below in ('/solutions/mha.py',
+        site + below for site in SITES for below in ('/mhakit/exercises/mha/reference.py',
                                                      '/mhakit/grader/hidden_checks.py')]:
     _read(path, 'Gradescope path ' + path)
 for folder in ['/autograder/source', '/autograder/results', '/autograder/submission'] + SITES:
@@ -591,9 +593,10 @@ os.setgid({uid})
 os.setuid({uid})
 SITE = {site!r}
 read, listed, wrote = [], [], []
-for path in ['/autograder/source/solutions/mha.py', '/autograder/source/mhakit/grader/grading.py',
+for path in ['/autograder/source/mhakit/exercises/mha/reference.py',
+             '/autograder/source/mhakit/grader/grading.py',
              '/autograder/submission/mha.ipynb', '/autograder/results/results.json',
-             SITE + '/solutions/mha.py', SITE + '/mhakit/grader/hidden_checks.py',
+             SITE + '/mhakit/exercises/mha/reference.py', SITE + '/mhakit/grader/hidden_checks.py',
              SITE + '/mha_kit-{version}.dist-info/RECORD']:
     try:
         open(path, 'rb').close()
@@ -601,7 +604,7 @@ for path in ['/autograder/source/solutions/mha.py', '/autograder/source/mhakit/g
     except OSError:
         pass
 for path in ['/autograder', '/autograder/source', '/autograder/submission',
-             '/autograder/results', SITE + '/mhakit', SITE + '/solutions']:
+             '/autograder/results', SITE + '/mhakit', SITE + '/mhakit/exercises/mha']:
     try:
         os.listdir(path)
         listed.append(path)
@@ -631,10 +634,20 @@ def test_setup_leaves_an_unprivileged_uid_only_python_and_numpy(machine):
     assert seen["read"] == [] and seen["listed"] == [] and seen["wrote"] == []
 
 
+def test_the_kit_installs_its_package_with_the_answers_inside_it(machine):
+    """pip puts mhakit in the machine's site-packages, and nothing else: the reference is
+    a module of the exercise, not a package of its own."""
+    record = next(machine.site.glob("mha_kit-*.dist-info")) / "RECORD"
+    files = [line.split(",")[0] for line in record.read_text(encoding="utf-8").splitlines()]
+    top = {Path(name).parts[0] for name in files if not name.startswith("..")}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"mhakit"}
+    assert "mhakit/exercises/mha/reference.py" in files
+
+
 def test_where_nothing_hides_the_course_results_json_says_refused(machine):
     # As if setup.sh had not set the file modes of the kit in the venv: the uid can read
     # it, and without Landlock and namespaces nothing else hides it.
-    kit = [machine.site / "mhakit", machine.site / "solutions",
+    kit = [machine.site / "mhakit",
            *machine.site.glob("mha_kit-*.dist-info")]
     subprocess.run(["chmod", "-R", "o+rX", *map(str, kit)], check=True)
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import solutions
+from mhakit.exercises.mha import reference
 from mhakit.integrations import privacy
 from tests.mha_exercise import EXERCISE
 
@@ -50,14 +50,14 @@ def open_root():
 
 
 def make_course(root, mode=0o700):
-    """A course with every private part, and the kit's answers beside it; each folder
+    """A course with every private part, and two exercises' answers beside it; each folder
     and file as a umask of 022 leaves it, inside a course of ``mode``."""
     course = root / "course"
     for folder in ("source/mha", "submitted/alice/mha", "autograded/alice/mha"):
         (course / folder).mkdir(parents=True)
         (course / folder / "mha.ipynb").write_text("{}")
     (course / "gradebook.db").write_bytes(b"SQLite format 3\0")
-    for folder in ("kit/exercise", "kit/solutions"):
+    for folder in ("kit/exercise", "kit/second_exercise"):
         (root / folder).mkdir(parents=True)
         (root / folder / "answers.py").write_text("KEY = 'B'\n")
     (root / "kit").chmod(0o700)
@@ -70,7 +70,7 @@ def course(open_root, monkeypatch):
     """A private course, the kit's answer folders private too, and no one else's account."""
     course = make_course(open_root)
     monkeypatch.setattr(privacy, "answer_roots",
-                        lambda: [open_root / "kit" / "exercise", open_root / "kit" / "solutions"])
+                        lambda: [open_root / "kit" / "exercise", open_root / "kit" / "second_exercise"])
     monkeypatch.setattr(privacy, "other_humans", lambda: [])
     return course
 
@@ -127,11 +127,11 @@ def test_a_listable_course_names_its_root_and_the_parts_below(course):
                                  f"{course / 'gradebook.db'} (-rw-r--r--) and 2 more: ")
 
 
-@pytest.mark.parametrize("folder", ["exercise", "solutions"])
+@pytest.mark.parametrize("folder", ["exercise", "second_exercise"])
 def test_the_kits_answers_are_named_when_others_can_read_them(course, folder):
     kit = course.parent / "kit"
     kit.chmod(0o755)
-    (kit / ("solutions" if folder == "exercise" else "exercise")).chmod(0o700)
+    (kit / ("second_exercise" if folder == "exercise" else "exercise")).chmod(0o700)
     (kit / folder).chmod(0o711)  # not listable: the answer file itself is named
     found = privacy.course_exposure(course)
     assert f"{kit / folder / 'answers.py'} (-rw-r--r--)" in found.line
@@ -146,7 +146,7 @@ def test_the_fix_the_line_gives_makes_the_check_pass(course):
     found = privacy.course_exposure(course)
     command = fix_command(found.line)
     assert command == (f"chmod -R go-rwx {course} {course.parent / 'kit' / 'exercise'} "
-                       f"{course.parent / 'kit' / 'solutions'}")
+                       f"{course.parent / 'kit' / 'second_exercise'}")
     subprocess.run(["bash", "-c", command], check=True)
     assert privacy.course_exposure(course) is None
     assert (course / "gradebook.db").stat().st_mode & 0o777 == 0o600
@@ -156,16 +156,17 @@ def test_a_kit_installed_by_someone_else_is_fixed_by_an_install_of_ones_own(cour
     need_root()
     kit = course.parent / "kit"
     kit.chmod(0o755)
-    os.chown(kit / "solutions", 65534, 65534)  # a site-packages another account owns
+    os.chown(kit / "second_exercise", 65534, 65534)  # a site-packages another account owns
     found = privacy.course_exposure(course)
-    assert f"{kit / 'solutions'} (drwxr-xr-x)" in found.line
+    assert f"{kit / 'second_exercise'} (drwxr-xr-x)" in found.line
     assert "install mha-kit in your own environment" in found.line
     assert f"and run `chmod -R go-rwx {kit / 'exercise'}`" in found.line  # ours: chmod
 
 
 def test_the_kits_answer_folders_are_found_where_the_modules_were_imported():
     roots = privacy.answer_roots()
-    assert EXERCISE.folder in roots and Path(solutions.__file__).resolve().parent in roots
+    assert EXERCISE.folder in roots
+    assert any(Path(reference.__file__).resolve().is_relative_to(root) for root in roots)
     assert all(root.is_dir() for root in roots)
 
 

@@ -105,7 +105,7 @@ def course(tmp_path):
     """A course of root's (as the grader's own): the reference, the gradebook, the
     source notebook and another student's submission."""
     folder = tmp_path / "course"
-    files = [folder / "solutions" / "mha.py", folder / "gradebook.db",
+    files = [folder / "exercise" / "reference.py", folder / "gradebook.db",
              folder / "source" / "mha" / "mha.ipynb", folder / "submitted" / "bo" / "mha.ipynb"]
     for path in files:
         path.parent.mkdir(parents=True, exist_ok=True)

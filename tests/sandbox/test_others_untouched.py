@@ -195,8 +195,8 @@ def test_in_landlock_mode_a_submission_changes_no_course_file_and_stops_no_grade
     if not plan.landlock_abi():
         pytest.skip("this kernel offers no Landlock")
     course = tmp_path / "course"
-    (course / "solutions").mkdir(parents=True)
-    files = [course / "solutions" / "mha.py", course / "gradebook.db"]
+    (course / "exercise").mkdir(parents=True)
+    files = [course / "exercise" / "reference.py", course / "gradebook.db"]
     for path in files:
         path.write_bytes(b"the course's own\n")
         path.chmod(0o600)

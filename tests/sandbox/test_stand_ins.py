@@ -5,7 +5,7 @@ them, from what was recorded; any other call runs the student's own function."""
 import numpy as np
 import pytest
 
-import solutions
+from mhakit.exercises.mha import reference
 from mhakit.sandbox import stand_ins
 from mhakit.sandbox.stand_ins import recorded_answer
 from mhakit.sandbox.student import parameters_of
@@ -14,10 +14,10 @@ from tests.grader.test_grading import FULL, parts
 from tests.mha_exercise import EXERCISE
 
 
-SOFTMAX = parameters_of(solutions.softmax)
+SOFTMAX = parameters_of(reference.softmax)
 
 
-ATTENTION = parameters_of(solutions.attention)
+ATTENTION = parameters_of(reference.attention)
 
 
 def _recorded(name, *args, **kwargs):
@@ -44,7 +44,7 @@ def test_a_very_negative_score_matches_minus_inf_and_a_mask_that_broadcasts_alik
                                answers, SOFTMAX)[0]
     Q = np.ones((2, 1, 3, 4))
     mask = np.tril(np.ones((3, 3), bool))
-    answers = [("attention", (Q, Q, Q, mask[None, None]), {}, solutions.attention(Q, Q, Q, mask))]
+    answers = [("attention", (Q, Q, Q, mask[None, None]), {}, reference.attention(Q, Q, Q, mask))]
     meaning = EXERCISE.function("attention")
     assert recorded_answer("attention", [Q, Q, Q, mask], {}, answers, ATTENTION, meaning)[0]
     assert not recorded_answer("attention", [Q, Q, Q, mask.T], {}, answers, ATTENTION,
@@ -71,8 +71,8 @@ def test_any_other_call_is_not_answered(args, kwargs):
 
 # ------------------------------------------------ by meaning: axes, masks, slices
 
-SPLIT_HEADS = parameters_of(solutions.split_heads)
-SCORES = parameters_of(solutions.attention_scores)
+SPLIT_HEADS = parameters_of(reference.split_heads)
+SCORES = parameters_of(reference.attention_scores)
 RNG = np.random.default_rng(23)
 B, H, T, D = 2, 3, 4, 5
 Q, K, V = (RNG.standard_normal((B, H, T, D)) for _ in range(3))
@@ -154,9 +154,9 @@ def test_a_slice_of_softmax_moves_its_axis_with_it():
 
 def test_split_heads_per_batch_item_but_only_with_the_same_number_of_heads():
     Xp = RNG.standard_normal((B, T, H * D))
-    answers = [("split_heads", (Xp, H), {}, solutions.split_heads(Xp, H))]
+    answers = [("split_heads", (Xp, H), {}, reference.split_heads(Xp, H))]
     found, answer = _ask("split_heads", Xp[1], H, answers=answers)
-    assert found and np.array_equal(answer, solutions.split_heads(Xp, H)[1])
+    assert found and np.array_equal(answer, reference.split_heads(Xp, H)[1])
     assert _ask("split_heads", num_heads=np.int64(H), X=Xp[1], answers=answers)[0]
     assert not _ask("split_heads", Xp[1], 1, answers=answers)[0]
     assert not _ask("split_heads", Xp[1], float(H), answers=answers)[0]
@@ -189,7 +189,7 @@ def test_a_near_miss_is_not_answered(args):
 def test_a_mask_that_would_grow_the_call_is_not_the_recorded_one():
     mask = np.tril(np.ones((T, T), bool))
     answers = [("attention", (Q[0], K[0], V[0], mask[None]), {},
-                solutions.attention(Q[0], K[0], V[0], mask[None]))]
+                reference.attention(Q[0], K[0], V[0], mask[None]))]
     assert _ask("attention", Q[0], K[0], V[0], mask, answers=answers)[0]
     # Equal value by value once broadcast, but the call would answer (B, h, T, d_v).
     grown = np.broadcast_to(mask, (B, 1, T, T))
@@ -332,7 +332,7 @@ def test_a_call_the_reference_never_makes_runs_the_students_own_function(referen
 # --- softmax means the same on a shifted row and on reordered axes ----------------------
 
 def _softmax_of(scores, **kwargs):
-    answer = solutions.softmax(scores)
+    answer = reference.softmax(scores)
     answers = [("softmax", (scores,), {"axis": -1}, answer)]
     return answer, lambda *args, **more: _ask("softmax", *args, answers=answers, **more)
 

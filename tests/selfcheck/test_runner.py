@@ -37,7 +37,7 @@ def test_the_untouched_release_reports_every_part_not_implemented(numpy_only_pyt
 def test_the_numpy_only_python_really_lacks_the_kit(numpy_only_python):
     done = subprocess.run([str(numpy_only_python), "-c", "import nbformat"], capture_output=True)
     assert done.returncode != 0
-    done = subprocess.run([str(numpy_only_python), "-c", "import solutions"], capture_output=True,
+    done = subprocess.run([str(numpy_only_python), "-c", "import mhakit"], capture_output=True,
                           cwd="/")
     assert done.returncode != 0
 

@@ -11,7 +11,7 @@ from mhakit.exercise import load
 from mhakit.selfcheck.failed_call import RAISED, Watched
 from mhakit.selfcheck.framework import InProcessStudent, StudentRaised
 from mhakit.selfcheck.structure import diagnose, structures_of
-from solutions import mha as ref
+from mhakit.exercises.mha import reference as ref
 from tests.mha_exercise import PUBLIC
 
 STRUCTURE = structures_of(PUBLIC)

@@ -1,12 +1,12 @@
 """Multi-head attention by hand, after the article 多头注意力 (part three of the series).
 
 The contract: which functions a learner writes, in the notebook's order, and what each is
-worth. The reference is ``solutions/mha.py``; the rest of the exercise is the folder's
+worth. The reference is ``reference.py``; the rest of the exercise is the folder's
 other modules (see mhakit/exercise.py).
 """
 
 from mhakit.exercise import Function, Items
-from solutions import mha as REFERENCE  # noqa: F401 - read by the engine
+from . import reference as REFERENCE  # noqa: F401 - read by the engine
 
 NAME = "mha"
 TITLE = {"zh": "多头注意力", "en": "multi-head attention"}

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from solutions import mha as ref
 
 from mhakit.grader.diagnosis import Mistake
+
+from . import reference as ref
 
 
 def _softmax_no_shift(x, axis=-1):

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-import solutions
+from mhakit.exercises.mha import reference
 from mhakit.selfcheck.wording import speaking
 from tests.mha_exercise import (EXERCISE, PUBLIC, QUIZ_EXPLANATIONS, QUIZ_KEY, lending, plots,
                                 show)
@@ -19,43 +19,43 @@ lesson = EXERCISE.content("lesson")
 
 
 def test_one_head_spreads_and_cannot_tell_the_sentences_apart():
-    _, weights = lending.one_head_view(solutions.attention, lending.SENTENCE)
+    _, weights = lending.one_head_view(reference.attention, lending.SENTENCE)
     nouns = weights[[0, 2, 6]]
     assert np.all((nouns > 0.27) & (nouns < 0.33)) and abs(weights.sum() - nouns.sum() - 0.1) < 0.01
-    assert lending.compare_sentences(solutions.multi_head_attention, 1) < 0.15
+    assert lending.compare_sentences(reference.multi_head_attention, 1) < 0.15
 
 
 def test_three_heads_each_find_one_role_and_tell_the_sentences_apart():
-    _, weights = lending.verb_view(solutions.multi_head_attention, lending.three_head_weights(),
+    _, weights = lending.verb_view(reference.multi_head_attention, lending.three_head_weights(),
                                    3, lending.SENTENCE)
     for head, (_, _, where) in enumerate(lending.ROLES):
         assert weights[head, where] > 0.85
-    assert lending.compare_sentences(solutions.multi_head_attention, 3) > 0.8
+    assert lending.compare_sentences(reference.multi_head_attention, 3) > 0.8
 
 
 def test_without_positions_attention_cannot_see_word_order():
     for heads in (1, 3):
-        assert lending.compare_sentences(solutions.multi_head_attention, heads,
+        assert lending.compare_sentences(reference.multi_head_attention, heads,
                                          with_positions=False) < 1e-12
 
 
 def test_removing_a_redundant_head_barely_matters_but_the_only_borrower_head_does():
     def change(head):
-        return lending.change_when_removed(solutions.multi_head_attention, head)
+        return lending.change_when_removed(reference.multi_head_attention, head)
 
     assert change(3) < 0.1 and change(4) < 0.1  # near copies that W_o leans on little
     assert change(2) > 0.4  # the only head that finds 小红
 
 
 def test_one_hundred_percent_focus_starves_the_others():
-    spread, sharp = show.one_hundred_percent(solutions.softmax)
+    spread, sharp = show.one_hundred_percent(reference.softmax)
     assert np.allclose(spread.sum(), 1) and np.allclose(sharp.sum(), 1)
     assert sharp[0] > 0.9 and sharp[2] < 0.05 and sharp[6] < 0.05
 
 
 def test_the_stated_numbers_are_right():
     # √64 = 8: what the notebook's demo_divide_by_eight prints, from attention_scores.
-    assert show.divide_by_eight(solutions.attention_scores) == math.sqrt(64) == 8
+    assert show.divide_by_eight(reference.attention_scores) == math.sqrt(64) == 8
     (h1, w1, p1, m1), (h8, w8, p8, m8) = show.cost(d_model=512, heads=8)
     assert (h1, w1, h8, w8) == (1, 512, 8, 64)
     assert p1 == p8 == 4 * 512 * 512 and m1 == m8
@@ -66,7 +66,7 @@ def test_the_stated_numbers_are_right():
     _, (h96, w96, _, _) = show.cost(d_model=12288, heads=96)  # GPT-3: 12288 = 96 × 128
     assert (h96, w96) == (96, 128)
     assert QUIZ_KEY["quiz_6"] == pytest.approx(math.sqrt(w96), abs=1e-4)  # √128 ≈ 11.31
-    pets = show.word_vectors(solutions.dot_product)
+    pets = show.word_vectors(reference.dot_product)
     assert pets[0] > pets[1]  # 猫·狗 > 猫·汽车
 
 
@@ -107,7 +107,7 @@ from mhakit.selfcheck.wording import speaking
 in_language = speaking({language!r})  # held: a dropped context would end at once
 in_language.__enter__()
 from tests.mha_exercise import plots
-import solutions as S
+from mhakit.exercises.mha import reference as S
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     figures = [plots.verb_bars(S.attention), plots.head_heatmaps(S.multi_head_attention),
@@ -224,7 +224,7 @@ def test_each_numeric_answer_line_asks_for_what_its_key_is():
 
 def test_the_split_example_shows_head_0_as_the_reference_gives_it():
     task = next(item for item in PROSE if item.id == "task_split_heads")
-    head_0 = solutions.split_heads(np.arange(8.0).reshape(1, 8), 2)[0]
+    head_0 = reference.split_heads(np.arange(8.0).reshape(1, 8), 2)[0]
     assert head_0.tolist() == [[0.0, 1.0, 2.0, 3.0]]
     for text in (task.zh, task.en):
         assert "`[[0., 1., 2., 3.]]`" in text and "[..., i*d_k:(i+1)*d_k]" in text
@@ -242,11 +242,11 @@ def test_following_the_attention_hint_gives_zeros_where_nothing_may_be_seen():
     mask = rng.random((3, 5)) < 0.6
     mask[0] = True
     mask[1] = False  # this query may see nothing
-    scores = solutions.attention_scores(Q, K)
+    scores = reference.attention_scores(Q, K)
     has_key = mask.any(axis=-1, keepdims=True)
     filled = np.where(has_key, np.where(mask, scores, -np.inf), 0.0)
-    weights = np.where(mask, solutions.softmax(filled, axis=-1), 0.0)
-    expected = solutions.attention(Q, K, V, mask)[1]
+    weights = np.where(mask, reference.softmax(filled, axis=-1), 0.0)
+    expected = reference.attention(Q, K, V, mask)[1]
     assert not np.isnan(weights).any() and np.array_equal(weights[1], np.zeros(5))
     np.testing.assert_allclose(weights, expected)
 
@@ -319,9 +319,9 @@ def test_the_quiz_and_the_written_answers_put_head_0_first():
 
 
 def test_the_demonstrations_print_the_heads_they_have_from_0(capsys):
-    assert_numbered_from_0(printed(capsys, show.three_heads, solutions.multi_head_attention),
+    assert_numbered_from_0(printed(capsys, show.three_heads, reference.multi_head_attention),
                            lending.HEADS)
-    assert heads_named(printed(capsys, show.remove_each_head, solutions.multi_head_attention)) \
+    assert heads_named(printed(capsys, show.remove_each_head, reference.multi_head_attention)) \
         == set(range(lending.REDUNDANT_HEADS))
 
 
@@ -330,8 +330,8 @@ def test_the_figures_label_the_heads_from_0(language):
     import matplotlib
     matplotlib.use("Agg")
     with speaking(language):
-        heatmaps = plots.head_heatmaps(solutions.multi_head_attention)
-        removal = plots.removal_bars(solutions.multi_head_attention)
+        heatmaps = plots.head_heatmaps(reference.multi_head_attention)
+        removal = plots.removal_bars(reference.multi_head_attention)
     titles = " ".join(ax.get_title() for ax in heatmaps.axes)
     assert_numbered_from_0(titles, lending.HEADS)
     ticks = [label.get_text() for label in removal.axes[0].get_xticklabels()]
@@ -376,7 +376,7 @@ def test_the_prose_describes_every_removed_head_as_the_demo_measures_it(language
     borrower, while the demo showed heads 0, 1 and 2 all costing 60%; head 5 went unnamed."""
     text = getattr(next(item for item in PROSE if item.id == "about_what_heads_learn"), language)
     with speaking(language):
-        changes = show.remove_each_head(solutions.multi_head_attention)
+        changes = show.remove_each_head(reference.multi_head_attention)
     shown = capsys.readouterr().out
     claims = removal_claims(text, language)
     assert sorted(claims) == list(range(len(changes))) == list(range(lending.REDUNDANT_HEADS))
@@ -394,8 +394,8 @@ def test_the_removal_chart_draws_the_demos_numbers_in_percent(language):
     import matplotlib
     matplotlib.use("Agg")
     with speaking(language):
-        figure = plots.removal_bars(solutions.multi_head_attention)
-        changes = show.remove_each_head(solutions.multi_head_attention)
+        figure = plots.removal_bars(reference.multi_head_attention)
+        changes = show.remove_each_head(reference.multi_head_attention)
     (ax,) = figure.axes
     heights = [bar.get_height() for bar in ax.patches]
     np.testing.assert_allclose(heights, [100 * change for change in changes])
@@ -408,22 +408,22 @@ def reference_flow():
     """Each step of multi-head attention on the three-head story, by the reference."""
     X = lending.embed(lending.SENTENCE)
     W_q, W_k, W_v, W_o = lending.three_head_weights()
-    Q, K, V = (solutions.split_heads(X @ W, lending.HEADS) for W in (W_q, W_k, W_v))
-    per_head, weights = solutions.attention(Q, K, V)
-    joined = solutions.concat_heads(per_head)
-    return [X, X @ W_q, Q, weights, per_head, joined, solutions.output_projection(joined, W_o)]
+    Q, K, V = (reference.split_heads(X @ W, lending.HEADS) for W in (W_q, W_k, W_v))
+    per_head, weights = reference.attention(Q, K, V)
+    joined = reference.concat_heads(per_head)
+    return [X, X @ W_q, Q, weights, per_head, joined, reference.output_projection(joined, W_o)]
 
 
 def test_the_shape_flow_is_the_whole_of_multi_head_attention():
     """The flow once went split, concat, W_o: without projections and attention, the identity."""
-    steps = show.shape_steps(solutions.split_heads, solutions.attention, solutions.concat_heads,
-                             solutions.output_projection)
+    steps = show.shape_steps(reference.split_heads, reference.attention, reference.concat_heads,
+                             reference.output_projection)
     expected = reference_flow()
     assert [array.shape for *_, array in steps] == [array.shape for array in expected]
     for (_, _, axes, array), right in zip(steps, expected):
         assert tuple(show.FLOW_SIZES[name] for name in axes) == right.shape, axes
         np.testing.assert_allclose(array, right)
-    output, weights = solutions.multi_head_attention(expected[0], *lending.three_head_weights(),
+    output, weights = reference.multi_head_attention(expected[0], *lending.three_head_weights(),
                                                      lending.HEADS)
     np.testing.assert_allclose(steps[-1][-1], output)
     np.testing.assert_allclose(steps[3][-1], weights)
@@ -434,8 +434,8 @@ def test_the_shape_flow_is_the_whole_of_multi_head_attention():
 def test_the_shape_flow_figure_shows_every_step_and_its_shape(language):
     import matplotlib
     matplotlib.use("Agg")
-    functions = (solutions.split_heads, solutions.attention, solutions.concat_heads,
-                 solutions.output_projection)
+    functions = (reference.split_heads, reference.attention, reference.concat_heads,
+                 reference.output_projection)
     with speaking(language):
         figure = plots.shape_flow(*functions)
         steps = [(plots.text(zh, en), axes, array)
@@ -456,7 +456,7 @@ TRUE_OF = {"是动物": {"猫", "狗"}, "毛茸茸": {"猫", "狗"}, "能当宠�
 
 def test_every_number_of_cat_dog_and_car_is_named(capsys):
     """The demo once showed 猫, 狗 and 汽车 as four numbers each, never saying what they were."""
-    shown = printed(capsys, show.word_vectors, solutions.dot_product)
+    shown = printed(capsys, show.word_vectors, reference.dot_product)
     for vector in show.PETS.values():
         assert len(vector) == len(show.PETS_FEATURES)
     for zh, en in show.PETS_FEATURES:
@@ -481,7 +481,7 @@ def test_every_demo_cell_runs_with_the_reference(capsys):
     demos = [item for item in lesson.LESSON if isinstance(item, lesson.Demo)
              and ("show." in item.source or "plots." in item.source)]
     assert {"demo_shape_flow", "demo_remove_heads", "demo_word_vectors"} <= {d.id for d in demos}
-    names = {name: getattr(solutions, name) for name in EXERCISE.function_names}
+    names = {name: getattr(reference, name) for name in EXERCISE.function_names}
     for demo in demos:
         for language in ("zh", "en"):
             with speaking(language):
@@ -523,7 +523,7 @@ def test_the_lesson_says_the_article_counts_heads_from_1_and_the_code_from_0():
 
 
 def test_the_removal_demo_says_its_width_and_what_its_percentages_divide_by(capsys):
-    out = printed(capsys, show.remove_each_head, solutions.multi_head_attention)
+    out = printed(capsys, show.remove_each_head, reference.multi_head_attention)
     heads, width = lending.REDUNDANT_HEADS, lending.WIDE_MODEL
     assert (heads, width) == (6, 30)
     assert "6 heads of 5 numbers each, d_model = 30" in out
@@ -571,7 +571,7 @@ def test_the_heat_maps_have_a_colour_bar_and_label_the_tokens_as_the_text_writes
     import matplotlib
     matplotlib.use("Agg")
     with speaking(language):
-        figure = plots.head_heatmaps(solutions.multi_head_attention)
+        figure = plots.head_heatmaps(reference.multi_head_attention)
     bars = [ax for ax in figure.axes if getattr(ax, "_colorbar", None) is not None]
     assert len(bars) == 1
     assert bars[0].get_ylabel() == ("注意力权重" if language == "zh" and font == "cjk"
@@ -599,8 +599,8 @@ def test_the_bar_charts_read_as_english_in_the_english_release(font):
     import matplotlib
     matplotlib.use("Agg")
     with speaking("en"):
-        bars = plots.verb_bars(solutions.attention)
-        removal = plots.removal_bars(solutions.multi_head_attention)
+        bars = plots.verb_bars(reference.attention)
+        removal = plots.removal_bars(reference.multi_head_attention)
     title, ylabel = bars.axes[0].get_title(), removal.axes[0].get_ylabel()
     verb = "借 (lend)" if font == "cjk" else "the verb (lend)"
     assert title == f"One head: {verb} spreads its attention over three words"

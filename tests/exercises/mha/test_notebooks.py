@@ -6,7 +6,7 @@ import shutil
 import nbformat
 import pytest
 
-import solutions
+from mhakit.exercises.mha import reference
 from tests.mha_exercise import EXERCISE, ASSIGNMENTS
 from tests.mha_exercise import lending
 from tests.mha_exercise import fill, sample_answers
@@ -75,8 +75,8 @@ def test_with_the_reference_every_cell_and_every_self_check_passes(release):
     # The quiz's key is not shipped: answered, graded later, never "passed".
     quiz = text_of(cells["test_quiz"])
     assert "answered" in quiz and "passed" not in quiz
-    one = lending.compare_sentences(solutions.multi_head_attention, 1)
-    three = lending.compare_sentences(solutions.multi_head_attention, 3)
+    one = lending.compare_sentences(reference.multi_head_attention, 1)
+    three = lending.compare_sentences(reference.multi_head_attention, 3)
     shown = text_of(cells["demo_three_heads"])
     assert f"{one:.2f}" in shown and f"{three:.2f}" in shown  # the numbers come from the code
     for plot in ("demo_one_set", "demo_three_heads", "demo_shape_flow", "demo_remove_heads"):

@@ -1,4 +1,4 @@
-"""The reference's contract (solutions/mha.py), checked without torch.
+"""The reference's contract (mhakit/exercises/mha/reference.py), checked without torch.
 
 dtypes are kept, softmax is stable, heads are cut and glued in the documented order,
 inputs are never modified, batched and unbatched calls agree.
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.mha_exercise import EXERCISE
-from solutions import (
+from mhakit.exercises.mha.reference import (
     attention,
     attention_scores,
     concat_heads,

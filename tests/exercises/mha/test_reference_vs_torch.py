@@ -1,4 +1,4 @@
-"""Cross-check the numpy reference (solutions/mha.py) against PyTorch, in float64.
+"""Cross-check the numpy reference (mhakit/exercises/mha/reference.py) against PyTorch, in float64.
 
 In the spirit of PyTorch's test/nn/test_multihead_attention.py: a plain numpy
 reference, many random trials with non-square shapes, compared to 1e-10.
@@ -7,7 +7,7 @@ reference, many random trials with non-square shapes, compared to 1e-10.
 import numpy as np
 import pytest
 
-import solutions
+from mhakit.exercises.mha import reference
 
 torch = pytest.importorskip("torch", reason="torch is an optional extra: pip install -e '.[torch]' (torch==2.13.0)")
 
@@ -109,7 +109,7 @@ def test_multi_head_attention_matches_torch(seed, mask_kind):
     mask = draw_mha_mask(rng, mask_kind, B, T)
 
     expected_output, expected_weights = torch_mha(X, W_q, W_k, W_v, W_o, num_heads, mask)
-    output, weights = solutions.multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask)
+    output, weights = reference.multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask)
 
     assert output.shape == (B, T, d_model)
     assert weights.shape == (B, num_heads, T, T)
@@ -140,7 +140,7 @@ def test_attention_matches_torch_sdpa(seed, mask_kind):
         torch.from_numpy(Q), torch.from_numpy(K), torch.from_numpy(V),
         attn_mask=None if mask is None else torch.from_numpy(mask),
     ).numpy()
-    output, weights = solutions.attention(Q, K, V, mask)
+    output, weights = reference.attention(Q, K, V, mask)
 
     assert output.shape == (B, h, T_q, d_v)
     assert weights.shape == (B, h, T_q, T_k)
@@ -158,7 +158,7 @@ def test_fully_masked_query_gives_zeros_not_nan():
     Q, K, V = rng.standard_normal((3, T, d_model))
     # errstate: the zeros must not come from a NaN wiped out afterwards (that warns).
     with np.errstate(invalid="raise", divide="raise"):
-        output, weights = solutions.attention(Q, K, V, mask)
+        output, weights = reference.attention(Q, K, V, mask)
     assert not np.isnan(output).any() and not np.isnan(weights).any()
     np.testing.assert_array_equal(output[1], 0.0)
     np.testing.assert_array_equal(weights[1], 0.0)
@@ -167,7 +167,7 @@ def test_fully_masked_query_gives_zeros_not_nan():
     X = rng.standard_normal((2, T, d_model))
     W_q, W_k, W_v, W_o = rng.standard_normal((4, d_model, d_model))
     with np.errstate(invalid="raise", divide="raise"):
-        output, weights = solutions.multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask)
+        output, weights = reference.multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask)
     assert not np.isnan(output).any() and not np.isnan(weights).any()
     np.testing.assert_array_equal(output[:, 1], 0.0)
     np.testing.assert_array_equal(weights[:, :, 1], 0.0)
