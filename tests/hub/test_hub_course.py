@@ -105,17 +105,23 @@ def administrators_script(block, names):
     out = ["export " + " ".join(f"{k}={v}" for k, v in names.items())]
     install = None
     for line in lines[1:-1]:
-        if line.startswith('python3 -m venv "$HUB_ENV"'):
+        if line.startswith(INSTALL):
             install = line
-            key = hashlib.sha256(line.encode()).hexdigest()[:16]
-            marker = HUB_ENV / f".installed-{key}"
-            if marker.exists():
+            if installed_marker(line).exists():
                 continue
             shutil.rmtree(HUB_ENV, ignore_errors=True)
-            line = f"{line} && touch {marker}"
+            line = f"{line} && touch {installed_marker(line)}"
         out.append(line)
     assert install is not None, "the administrator's block installs no shared environment"
     return "\n".join(out) + "\n", lines[-1]
+
+
+INSTALL = 'python3 -m venv "$HUB_ENV"'  # how the block's line that makes the environment starts
+
+
+def installed_marker(line):
+    """The file that says HUB_ENV was made by this very install line."""
+    return HUB_ENV / f".installed-{hashlib.sha256(line.encode()).hexdigest()[:16]}"
 
 
 def instructors_script(block):

@@ -506,6 +506,8 @@ def machine_is_possible():
         need(f"no mount namespace here for a machine like Gradescope's: {done.stderr.strip()}")
 
 
+# Building the machine is a pip install into a chroot (about a minute): the tests that take
+# it are marked slow, out of the quick subset.
 @pytest.fixture(scope="module")
 def machine(bundle, tmp_path_factory):
     machine_is_possible()
@@ -566,6 +568,7 @@ def landlock_layers(result):
     return [layer for layer in result["extra_data"]["isolation"] if layer.startswith("Landlock")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attack", SUBMISSIONS, ids=[a.name for a in SUBMISSIONS])
 def test_without_namespaces_each_submission_scores_as_described(machine, attack):
     # A uid alone, without Landlock, is refused: nothing would bound what the child
@@ -622,6 +625,7 @@ print(json.dumps({{"read": read, "listed": listed, "wrote": wrote, "numpy": nump
 """
 
 
+@pytest.mark.slow
 def test_setup_leaves_an_unprivileged_uid_only_python_and_numpy(machine):
     machine.grade(Attack("honest-sample-answers").make())  # a submission and its results
     site = "/" + str(machine.site.relative_to(machine.top))
@@ -634,6 +638,7 @@ def test_setup_leaves_an_unprivileged_uid_only_python_and_numpy(machine):
     assert seen["read"] == [] and seen["listed"] == [] and seen["wrote"] == []
 
 
+@pytest.mark.slow
 def test_the_kit_installs_its_package_with_the_answers_inside_it(machine):
     """pip puts mhakit in the machine's site-packages, and nothing else: the reference is
     a module of the exercise, not a package of its own."""
@@ -644,6 +649,7 @@ def test_the_kit_installs_its_package_with_the_answers_inside_it(machine):
     assert "mhakit/exercises/mha/reference.py" in files
 
 
+@pytest.mark.slow
 def test_where_nothing_hides_the_course_results_json_says_refused(machine):
     # As if setup.sh had not set the file modes of the kit in the venv: the uid can read
     # it, and without Landlock and namespaces nothing else hides it.
