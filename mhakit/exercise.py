@@ -18,8 +18,9 @@ variables are named ``quiz_<n>``, and a choice has at most four options, A to D)
 ``STUDENT_IMPORTS`` which modules beside the standard library a learner's cells may
 import, each with its whole package, as in their kernel (numpy and IPython.display, which
 every kernel has, when it does not say): grading offers them to the child, and the
-self-check and the feedback name any other import. Its modules import the self-check as
-their parent package (``from ..framework import ...``), here as in the release.
+self-check and the feedback name any other import. Its modules import the self-check by
+the kit's name (``from mhakit.selfcheck.framework import ...``); the build vendors them into
+the release's ``mhakit_student/exercise/``, as ``from ..framework import ...``.
 ``release_layout.json``, ``shipped/fingerprints.json`` and ``shipped/known_answers.json``
 are generated (``mhakit build --exercise-files``) and committed.
 
@@ -202,23 +203,8 @@ class Exercise:
     @cached_property
     def shipped(self):
         """The package that ships to students (the public checks, the story, the
-        demonstrations), loaded as a part of the self-check (see the docstring)."""
-        from . import selfcheck
-
-        # One name per exercise package, so that two exercises never share one.
-        name = f"{selfcheck.__name__}.exercise_{self.package.__name__.replace('.', '_')}"
-        if name not in sys.modules:
-            folder = self.shipped_folder
-            spec = importlib.util.spec_from_file_location(
-                name, folder / "__init__.py", submodule_search_locations=[str(folder)])
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[name] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[name]
-                raise
-        return sys.modules[name]
+        demonstrations): the exercise's ``shipped`` subpackage."""
+        return importlib.import_module(f"{self.package.__name__}.shipped")
 
     @property
     def shipped_folder(self):

@@ -172,3 +172,14 @@ def test_a_course_of_several_exercises_finds_each_assignments_own(monkeypatch):
     assert of_result(Result(0, (), {"exercise": EXERCISE.name})).name == EXERCISE.name
     assert of_result(Result(0, (), {"exercise": weighted.name})) is weighted
     assert of_result(Result(0, ())) is weighted
+
+
+def test_the_shipped_package_is_the_exercises_own_subpackage_under_its_own_name():
+    """No module is made up for it: tools and the import system find it where it lies,
+    and two exercises' shipped packages never share a name."""
+    assert EXERCISE.shipped.__name__ == "mhakit.exercises.mha.shipped"
+    assert Path(EXERCISE.shipped.__file__).parent == EXERCISE.shipped_folder
+    second = load(SECOND)
+    assert second.shipped.__name__ == f"{second.package.__name__}.shipped"
+    assert second.shipped is not EXERCISE.shipped
+    assert not [name for name in sys.modules if name.startswith("mhakit.selfcheck.exercise_")]

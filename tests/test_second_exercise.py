@@ -17,7 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mhakit.authoring.build import exercise_files, solution_cell_source, tool_environment
+from mhakit.authoring.build import (exercise_files, solution_cell_source, tool_environment,
+                                    vendored)
 from mhakit.authoring.sample_class import fill, write_sample_class
 from mhakit.exercise import BUILT_IN, FOLDER_VARIABLE, current, load
 from mhakit.grader.diagnosis import catalogue
@@ -196,8 +197,10 @@ def test_the_build_releases_both_languages_without_answers_second_exercise(cours
         # The self-check ships: the engine's half and the exercise's shipped half.
         shipped = release / "mhakit_student"
         assert (release / "selfcheck.py").is_file() and (shipped / "runner.py").is_file()
-        assert (shipped / "exercise" / "checks.py").read_text(encoding="utf-8") == (
-            FOLDER / "shipped" / "checks.py").read_text(encoding="utf-8")
+        shipped_checks = (shipped / "exercise" / "checks.py").read_text(encoding="utf-8")
+        assert shipped_checks == vendored((FOLDER / "shipped" / "checks.py").read_text(
+            encoding="utf-8"), "checks.py")
+        assert "from ..framework import" in shipped_checks  # the release's own self-check
         assert (shipped / "exercise" / "fingerprints.json").read_bytes() == (
             EXERCISE.fingerprints_file.read_bytes())
         assert f'LANGUAGE = "{lang}"' in (shipped / "language.py").read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ staleness by the tests; a course build never writes into the kit.
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -154,11 +155,30 @@ def source_files(exercise, assignment):
         files[f"{SHIPPED_PACKAGE}/{path.name}"] = path.read_text(encoding="utf-8")
     for path in content_files(exercise.shipped_folder):
         name = path.relative_to(exercise.shipped_folder).as_posix()
-        files[f"{SHIPPED_PACKAGE}/exercise/{name}"] = path.read_text(encoding="utf-8")
+        files[f"{SHIPPED_PACKAGE}/exercise/{name}"] = vendored(path.read_text(encoding="utf-8"),
+                                                               name)
     language = files[f"{SHIPPED_PACKAGE}/language.py"]
     files[f"{SHIPPED_PACKAGE}/language.py"] = language.replace('LANGUAGE = "zh"',
                                                                f'LANGUAGE = "{lang}"')
     return files
+
+
+KIT_SELFCHECK = re.compile(r"^from mhakit\.selfcheck\.(\w+) import ", flags=re.M)
+
+
+def vendored(text, name):
+    """A shipped module as the release holds it: in the kit it imports the self-check by
+    its name there (``from mhakit.selfcheck.framework import ...``), in the release as its
+    parent package (``from ..framework import ...``), for it lives in
+    ``mhakit_student/exercise/``. Any other use of the kit would fail on the student's
+    machine, which has no kit: ValueError."""
+    if not name.endswith(".py"):
+        return text
+    shipped = KIT_SELFCHECK.sub(r"from ..\1 import ", text)
+    if re.search(r"\bmhakit\b(?!_student)", shipped):
+        raise ValueError(f"shipped/{name} uses the kit (mhakit) other than by "
+                         "`from mhakit.selfcheck.<module> import ...`: it cannot ship")
+    return shipped
 
 
 def _public_calls(exercise):
@@ -251,9 +271,10 @@ def write_source(exercise, course_dir, assignments=None):
     folders = []
     for assignment in assignments or exercise.assignments:
         target = Path(course_dir) / "source" / assignment
+        files = source_files(exercise, assignment)  # first: a build that fails deletes nothing
         if target.exists():
             shutil.rmtree(target)
-        for relative, text in source_files(exercise, assignment).items():
+        for relative, text in files.items():
             path = target / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

@@ -11,7 +11,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mhakit.authoring.build import exercise_files, solution_cell_source, source_files
+from mhakit.authoring.build import (exercise_files, solution_cell_source, source_files,
+                                    vendored)
 from tests.mha_exercise import (ASSIGNMENTS, EXERCISE, POINTS, QUIZ_EXPLANATIONS, QUIZ_KEY,
                                 QUIZ_POINTS)
 
@@ -117,7 +118,7 @@ def test_release_holds_no_solution_code_and_no_hidden_check():
     answer_lines = _solution_lines()
     assert len(answer_lines) > 30  # the scan has something to look for
     forbidden = ["BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_checks", "QUIZ_KEY",
-                 "solutions", "exercises.mha.reference", "IsolatedStudent", "2359296", "2_359_296", "11.31"]
+                 "solutions", "exercises.mha.reference", "mhakit.", "IsolatedStudent", "2359296", "2_359_296", "11.31"]
     forbidden += [text[lang][:30] for text in QUIZ_EXPLANATIONS.values() for lang in text]
     # The catalogue of wrong variants: each is one edit away from an answer. Its
     # identifiers and hints may ship (the self-check names mistakes); its code may not.
@@ -139,6 +140,27 @@ def test_release_holds_no_solution_code_and_no_hidden_check():
         assert not hits, f"{path.name} mentions {hits}"
         keys = [p.pattern for p in _quiz_key_patterns() if p.search(text)]
         assert not keys, f"{path.name} holds quiz keys: {keys}"
+
+
+def test_a_shipped_module_imports_the_selfcheck_by_its_kit_name_and_ships_relative():
+    """In the kit a shipped module imports the self-check as mhakit.selfcheck, so that
+    tools follow it; in the release, inside mhakit_student/exercise/, as its parent."""
+    kit = ("from mhakit.selfcheck.framework import (Checks,\n    CheckFailed)\n"
+           "from mhakit.selfcheck.wording import Words\nfrom . import lending\n")
+    assert vendored(kit, "checks.py") == ("from ..framework import (Checks,\n    CheckFailed)\n"
+                                         "from ..wording import Words\nfrom . import lending\n")
+    shipped = (EXERCISE.shipped_folder / "checks.py").read_text(encoding="utf-8")
+    assert "from mhakit.selfcheck.framework import" in shipped
+    assert "from ..framework import" in vendored(shipped, "checks.py")
+    assert vendored('{"mhakit": 1}', "known_answers.json") == '{"mhakit": 1}'  # data as it is
+
+
+@pytest.mark.parametrize("line", ["import mhakit.selfcheck.framework\n",
+                                  "from mhakit.grader import hidden_checks\n",
+                                  "from mhakit import selfcheck\n"])
+def test_a_shipped_module_that_uses_the_kit_otherwise_cannot_ship(line):
+    with pytest.raises(ValueError, match="cannot ship"):
+        vendored(line, "checks.py")
 
 
 def test_the_key_scan_would_find_a_key():
@@ -185,3 +207,18 @@ def test_both_languages_share_every_code_cell_and_grade():
                for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")] for nb in (zh, en)]
     assert graded[0] == graded[1]
     assert zh.metadata["mhakit"]["language"] == "zh" and en.metadata["mhakit"]["language"] == "en"
+
+
+def test_a_build_that_fails_leaves_the_source_it_would_have_replaced(tmp_path, monkeypatch):
+    from mhakit.authoring import build
+
+    build.write_source(EXERCISE, tmp_path, ["mha"])
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+
+    def broken(exercise, assignment):
+        raise ValueError("shipped/checks.py cannot ship")
+
+    monkeypatch.setattr(build, "source_files", broken)
+    with pytest.raises(ValueError, match="cannot ship"):
+        build.write_source(EXERCISE, tmp_path, ["mha"])
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

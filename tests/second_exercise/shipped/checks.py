@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from ..framework import (Checks, CheckFailed, NotImplementedYet, expect_array,
+from mhakit.selfcheck.framework import (Checks, CheckFailed, NotImplementedYet, expect_array,
                          expect_inputs_unchanged)
 from .wording import say
 

@@ -1,7 +1,7 @@
 """The public checks' own words, in Chinese and English. The engine's words (shapes,
 dtypes, values, crashes) are in the self-check's."""
 
-from ..wording import Words
+from mhakit.selfcheck.wording import Words
 
 WORDS = Words({
     "sums-to-one": ("{what} 沿 axis 加起来应该是 1，实际在 {low} 到 {high} 之间",

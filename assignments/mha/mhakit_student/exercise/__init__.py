@@ -1,6 +1,7 @@
 """The exercise's half of the self-check, shipped to students: the public checks, and the
 story, demonstrations and plots the lesson's cells call. numpy only (matplotlib for the
-plots); its modules import the self-check as their parent package."""
+plots); its modules import the self-check, which in a release is the package around
+them (in the kit they import it by the kit's name for it, and the build rewrites that)."""
 
 from .checks import CHECKS, KNOWN
 

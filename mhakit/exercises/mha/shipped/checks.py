@@ -14,9 +14,9 @@ import numbers
 
 import numpy as np
 
-from ..framework import (Checks, CheckFailed, NotImplementedYet, expect_array,
+from mhakit.selfcheck.framework import (Checks, CheckFailed, NotImplementedYet, expect_array,
                          expect_inputs_unchanged, expect_pair, expect_piece, tolerance_for)
-from ..known_answers import KnownAnswers
+from mhakit.selfcheck.known_answers import KnownAnswers
 from .wording import say
 
 CHECKS = Checks()

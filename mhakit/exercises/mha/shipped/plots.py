@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 
 from . import lending, show
-from ..wording import language
+from mhakit.selfcheck.wording import language
 from .show import needs_student_code
 
 # Where Chinese fonts usually are, for machines without fontconfig's fc-list.

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from . import lending
-from ..runner import display_width
-from ..wording import pick
+from mhakit.selfcheck.runner import display_width
+from mhakit.selfcheck.wording import pick
 
 
 def say(zh, en):

@@ -6,7 +6,7 @@ values, so a diagnosis shows nothing the feedback does not show already.
 
 import numpy as np
 
-from ..structure import Region, Structure
+from mhakit.selfcheck.structure import Region, Structure
 
 PAIR = ("output", "weights")
 

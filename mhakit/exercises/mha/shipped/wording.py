@@ -2,7 +2,7 @@
 点积 (dot product), 缩放 (scaling), 拆分 (split), 拼接 (concat), 输出矩阵 (the output matrix
 W_o). The engine's words (shapes, dtypes, values, crashes) are in the self-check's."""
 
-from ..wording import Words
+from mhakit.selfcheck.wording import Words
 
 WORDS = Words({
     # the public checks' own findings
