@@ -24,7 +24,7 @@ from ..selfcheck.structure import diagnose as diagnose_structure, safely, struct
 from ..selfcheck.wording import language, pick, say, shapes_of
 from ..sandbox import deliver
 from ..sandbox.sanitize import numbers_of, shown_against, student_text
-from .diagnosis import examine
+from .diagnosis import examine, kept_from_results
 from .memo import Memo, content_key
 from .planning import PlanningStudent
 
@@ -98,7 +98,8 @@ def _structural(student, exercise, name, args, kwargs, expected, tolerance, opti
     """The structural diagnosis of a wrong (or raising) call on the grader's inputs."""
     return safely(diagnose_structure, structures_of(exercise.shipped).get(name), args,
                   kwargs, got, expected, tolerance, _call_again(student, exercise, name,
-                                                                options))
+                                                                options),
+                  kept_from_results(exercise, name))
 
 
 def _call_again(student, exercise, name, options):

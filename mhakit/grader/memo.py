@@ -1,12 +1,17 @@
-"""What the grader works out from its own inputs alone, kept for the next submission.
+"""What the grader works out again and again in a class, kept for the next submission.
 
 A run grades every submission with one seed, so the inputs on which a diagnosis runs
 the reference, or a catalogued mistake, are the same for every student whose answer
-fails there. What they give is worked out once per grading process and kept, keyed by
-the inputs' exact content (types, dtypes, shapes and bytes) and read-only, since every
-later submission sees the very same arrays.
+fails there; and students who make the same mistake hand in the same wrong numbers on
+those inputs. What the grader works out from them is kept once per grading process,
+keyed by their exact content (types, dtypes, shapes and bytes) and read-only, since
+every later submission sees the very same arrays. Only what is a function of the key
+alone is kept: a hit gives a submission what working it out would have given it. A key
+that holds a student's result is its digest, so that the memo's size does not grow
+with what a submission returns.
 """
 
+import hashlib
 import pickle
 from collections import OrderedDict
 
@@ -40,6 +45,13 @@ def content_key(*parts):
         return pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - e.g. a function among the arguments
         return None
+
+
+def content_digest(*parts):
+    """``content_key``'s 32-byte BLAKE2b digest, or None: for keys that hold a student's
+    result, which may be large (and two different contents never meet on one digest)."""
+    key = content_key(*parts)
+    return None if key is None else hashlib.blake2b(key, digest_size=32).digest()
 
 
 def read_only(value):

@@ -120,28 +120,46 @@ def spaced(text):
 
 # ------------------------------------------------------------------ the diagnosis
 
-def diagnose(structure, args, kwargs, got, expected, tolerance=None, call_again=None):
+def diagnose(structure, args, kwargs, got, expected, tolerance=None, call_again=None,
+             by_results=None):
     """The Diagnosis of a wrong ``got`` (a result, or RAISED) against ``expected``, or None.
 
     ``call_again(args, kwargs)`` calls the student's function once more on inputs cut
     from these and returns (its result, the right result or None); it is called at most
-    three times. With None for the right result, the item of ``expected`` is used."""
+    three times. With None for the right result, the item of ``expected`` is used.
+    ``by_results`` stands in for ``from_results``, the part that needs no further call
+    (the grader keeps what it gives, for the next submission with the same result)."""
     structure = structure or Structure()
     tolerance = tolerance or tolerance_for(expected)
+    settled, found = (by_results or from_results)(structure, args, kwargs, got, expected,
+                                                  tolerance)
+    if settled or call_again is None or structure.core is None:
+        return found
+    rights = _rights(expected)
+    return _by_batch_items(structure, args, kwargs, got, rights, tolerance, call_again)
+
+
+def from_results(structure, args, kwargs, got, expected, tolerance):
+    """(settled, Diagnosis or None) from the result and the right one alone: settled
+    when nothing is wrong, or when a class explains it; else calling the function again
+    may still tell (``diagnose``)."""
     pair = isinstance(expected, tuple)
-    rights = tuple(np.asarray(e) for e in (expected if pair else (expected,)))
+    rights = _rights(expected)
     results = None if got is RAISED else _as_arrays(got, len(rights))
     if results is not None and all(close(g, r, tolerance) for g, r in zip(results, rights)):
-        return None  # nothing wrong to explain
+        return True, None  # nothing wrong to explain
     if results is not None:
         region = _by_region(structure, args, kwargs, results, rights, expected, tolerance)
         found = [region] if region else []
         found += _by_one_result(structure, args, kwargs, results, rights, tolerance, pair)
         if found:
-            return found[0] if len(found) == 1 else _one_of(found)
-    if call_again is None or structure.core is None:
-        return None
-    return _by_batch_items(structure, args, kwargs, got, rights, tolerance, call_again)
+            return True, found[0] if len(found) == 1 else _one_of(found)
+    return False, None
+
+
+def _rights(expected):
+    return tuple(np.asarray(e) for e in (expected if isinstance(expected, tuple) else
+                                         (expected,)))
 
 
 def _as_arrays(got, count):
@@ -593,16 +611,18 @@ class Cut:
 
 # ------------------------------------------------------------------ as a namer
 
-def structural_namer(structures, expected_for):
+def structural_namer(structures, expected_for, by_results=None):
     """A namer (see runner.run_check) that diagnoses from structure, with the right
-    result from ``expected_for(function, args, kwargs)`` (None: not known, no name)."""
+    result from ``expected_for(function, args, kwargs)`` (None: not known, no name).
+    ``by_results(function)``, if given, is ``diagnose``'s ``by_results`` for it."""
     def name(function, args, kwargs, got, language, student=None):
         expected = expected_for(function, args, kwargs)
         if expected is None:
             return None
         again = None if student is None else _calling(student, function)
         found = safely(diagnose, structures.get(function), args, kwargs, got, expected,
-                       call_again=again)
+                       call_again=again,
+                       by_results=None if by_results is None else by_results(function))
         return None if found is None else (found.id, found.text(language))
     return name
 
