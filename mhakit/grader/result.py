@@ -9,6 +9,7 @@ status is text under ``extra_data``: "graded", with what a person should know in
 
 import math
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from enum import StrEnum
 from typing import Any
 
@@ -57,7 +58,7 @@ class Outcome:
     visibility: str
     tags: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def part(self) -> str:
         """The function (or quiz) the check belongs to: its name up to the colon."""
         return self.name.split(":", 1)[0]
@@ -129,7 +130,15 @@ class Result:
         return graded_status(self.notes) if self.status is Status.GRADED else self.status.value
 
     def tests_of(self, part: str) -> list[Outcome]:
-        return [test for test in self.tests if test.part == part]
+        return list(self._by_part.get(part, ()))
+
+    @cached_property
+    def _by_part(self) -> dict[str, list[Outcome]]:
+        """The tests grouped by part once: feedback and the gradebook ask for every part."""
+        grouped: dict[str, list[Outcome]] = {}
+        for test in self.tests:
+            grouped.setdefault(test.part, []).append(test)
+        return grouped
 
     def with_extra(self, **facts: Any) -> "Result":
         """The result with ``facts`` added to (or replacing those in) its extra."""

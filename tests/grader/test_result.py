@@ -89,6 +89,10 @@ def test_a_results_json_of_another_shape_is_refused_with_a_value_error(spoil):
 def test_a_result_reads_its_tests_by_part_and_adds_facts_without_changing_itself():
     result = a_result()
     assert [t.name for t in result.tests_of("quiz")] == ["quiz: question 1"]
+    for part in {test.part for test in result.tests} | {"no such part"}:
+        assert result.tests_of(part) == [t for t in result.tests if t.name.startswith(part + ":")]
+    result.tests_of("quiz").clear()  # a list of the caller's own
+    assert result.tests_of("quiz")
     more = result.with_extra(batch_notes=["two notebooks"])
     assert more.extra["batch_notes"] == ["two notebooks"] and "batch_notes" not in result.extra
     assert (result.parts, result.seed, result.language, result.max_score) == (PARTS, 7, "en", 7.0)

@@ -176,6 +176,33 @@ def test_a_grade_id_that_is_not_text_is_no_grade_id():
     assert notebook["cells"][0]["source"] == "x = 1"
 
 
+def test_the_autograded_notebook_leaves_the_submitted_one_as_it_was():
+    """It is built from the notebook grading read, without a deep copy of it: whatever it
+    changes (a locked cell restored, unknown metadata dropped, outputs) is its own."""
+    import copy
+
+    from mhakit.integrations.gradebook import autograded_notebook
+
+    def code(grade_id, source, **flags):
+        return {"cell_type": "code", "source": source, "execution_count": 3,
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "hi\n"}],
+                "metadata": {"nbgrader": {"grade_id": grade_id, **flags}, "tags": ["x"]}}
+
+    submitted = {"cells": [code("test_softmax", "edited", grade=True, locked=True, points=1),
+                           code("not_released", "x = 1", solution=True)],
+                 "metadata": {"kernelspec": {"name": "python3"}}}
+    before = copy.deepcopy(submitted)
+    stored = {"test_softmax": {"cell_type": "code", "source": "check('softmax')",
+                               "locked": True, "grade": True, "points": 1},
+              "intro": {"cell_type": "markdown", "source": "# MHA", "locked": True}}
+    notebook = autograded_notebook(submitted, stored, Result(0, (), {"parts": {}}))
+    assert submitted == before
+    test, unknown, restored = notebook["cells"]
+    assert test["source"] == "check('softmax')" and test["execution_count"] is None
+    assert unknown["metadata"] == {"tags": ["x"]} and unknown["outputs"] == []
+    assert restored["source"] == "# MHA"
+
+
 def _bilingual_course(course, target):
     """A course that released both languages: alice submitted mha, bob mha_en, and carol
     mha first and mha_en later."""
