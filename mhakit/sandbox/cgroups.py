@@ -19,6 +19,7 @@ child then gets no new processes at all (see child/launcher.py).
 ``MHAKIT_CGROUP=0`` turns cgroups off, to try that fallback.
 """
 
+import functools
 import itertools
 import os
 import select
@@ -241,16 +242,23 @@ def create(memory_bytes, processes):
 
 
 def _make(name, memory_bytes, processes):
-    if not os.path.exists("/proc/self/cgroup"):
-        return None
-    mounts, paths = _mounts(), _own_paths()
-    memory, pids = _folder(mounts, paths, "memory"), _folder(mounts, paths, "pids")
+    memory, pids, unified = _own_folders(os.getpid())
     if memory is not None and pids is not None:
         return _make_v1(memory / name, pids / name, memory_bytes, processes)
-    unified = _folder(mounts, paths, "")
     if unified is not None:
         return _make_v2(unified, name, memory_bytes, processes)
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _own_folders(pid):
+    """(memory, pids, unified): the folders of this process's own cgroups, or None each.
+    Read once per process (``pid``), not once per child: reading the mount table was
+    most of what making a cgroup cost the grader."""
+    if not os.path.exists("/proc/self/cgroup"):
+        return None, None, None
+    mounts, paths = _mounts(), _own_paths()
+    return tuple(_folder(mounts, paths, name) for name in ("memory", "pids", ""))
 
 
 def _make_v1(memory, pids, memory_bytes, processes):
