@@ -13,10 +13,10 @@ from functools import partial
 
 import numpy as np
 
+from ..selfcheck.failed_call import RAISED
 from ..selfcheck.fingerprints import first_named
 from ..selfcheck.framework import all_close
 from ..selfcheck.known_answers import by_call
-from ..selfcheck.failed_call import RAISED
 from ..selfcheck.structure import from_results, structural_namer, structures_of
 from ..selfcheck.wording import pick
 from .memo import Memo, content_digest, content_key

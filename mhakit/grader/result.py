@@ -9,8 +9,8 @@ status is text under ``extra_data``: "graded", with what a person should know in
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from ..selfcheck.notebook_file import clean, clean_text
