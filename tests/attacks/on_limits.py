@@ -8,9 +8,10 @@ here the same attacks are graded through both doors.
 from .corpus import REPO, Attack
 
 
-def hogs(count, megabytes):
+def hogs(count, megabytes, name="mhakit-hog"):
     """softmax forks ``count`` processes that each hold ``megabytes`` for a second, named
-    "mhakit-hog" so that the test can find them, and returns a wrong answer."""
+    ``name`` (a process name, at most 15 bytes) so that the test can find them, and
+    returns a wrong answer."""
     return (
         "import ctypes, os, time\n"
         "HOGGED = []\n"
@@ -26,7 +27,7 @@ def hogs(count, megabytes):
         "                break  # no new processes here\n"
         "            if pid == 0:\n"
         "                try:\n"
-        "                    ctypes.CDLL(None).prctl(15, b'mhakit-hog', 0, 0, 0)\n"
+        f"                    ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"
         f"                    hog = np.ones({megabytes} << 17)\n"
         "                    time.sleep(1)\n"
         "                finally:\n"
@@ -37,10 +38,11 @@ def hogs(count, megabytes):
         "    return np.ones_like(x) / x.shape[axis]\n")
 
 
-def outlive(target):
+def outlive(target, name="mhakit-ghost"):
     """split_heads leaves its session and its parent-death signal, double-forks a process
     that ignores SIGTERM and SIGHUP, then hangs past the call's deadline itself. Each of
-    them (named "mhakit-ghost") waits until grading is over, then writes ``target``."""
+    them (named ``name``, at most 15 bytes) waits until grading is over, then writes
+    ``target``."""
     return (
         "import ctypes, os, signal, time\n"
         "LIBC = ctypes.CDLL(None)\n"
@@ -48,7 +50,7 @@ def outlive(target):
         "def after_grading(watch, ready=None):\n"
         "    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGPIPE):\n"
         "        signal.signal(sig, signal.SIG_IGN)\n"
-        "    LIBC.prctl(15, b'mhakit-ghost', 0, 0, 0)\n"
+        f"    LIBC.prctl(15, {name.encode()!r}, 0, 0, 0)\n"
         "    if ready is not None:\n"
         "        os.write(ready, b'1')\n"
         "    end = time.monotonic() + 60\n"

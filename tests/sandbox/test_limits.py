@@ -10,6 +10,7 @@ cgroup v1) the tests that need the jail or a cgroup fail when either is missing.
 import functools
 import json
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -24,8 +25,8 @@ from mhakit.sandbox import Limits, cgroups, confinement, uids
 from tests.attacks.corpus import ATTACKS, Attack
 from tests.attacks.on_limits import hogs, outlive
 
-# Its checks look for the submission's processes by name among all of the machine's.
-pytestmark = pytest.mark.serial
+# The tests look for a submission's processes by name among all of the machine's: each
+# test names its own (unique_name), so that they may run beside any other test.
 
 IN_CI = bool(os.environ.get("CI"))
 FULL = {name: float(sum(p)) for name, p in POINTS.items()}
@@ -63,6 +64,11 @@ def expected(zero):
 
 
 # --- the attacks -----------------------------------------------------------------------
+
+def unique_name(kind):
+    """A process name (at most 15 bytes) that no other test, nor another run, uses."""
+    return f"{kind}-{secrets.token_hex(4)}"
+
 
 def named(name):
     """Processes on this machine whose name (comm) is ``name``."""
@@ -135,8 +141,9 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
         return kill(group, *args, **kwargs)
 
     monkeypatch.setattr(cgroups.SubmissionCgroup, "kill", measured_kill)
-    path = notebook(tmp_path, answer_softmax=hogs(8, 320))  # 2.5 GB asked for in all
-    with Sampler("mhakit-hog") as sampler:
+    name = unique_name("hog")
+    path = notebook(tmp_path, answer_softmax=hogs(8, 320, name))  # 2.5 GB asked for in all
+    with Sampler(name) as sampler:
         result = grade_notebook(path, seed=3)
     extra = result.extra
     assert extra["parts"] == expected(("softmax",)), extra
@@ -148,7 +155,8 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
     assert None not in peaks and max(peaks) <= limit
     # The attack was real: together the hogs reached the limit they were held to.
     assert max(peaks) >= limit // 2, f"peak {max(peaks) >> 20} MB"
-    assert not named("mhakit-hog")
+    assert len(sampler.seen) >= 2, sampler.seen  # and the sampler saw them by their name
+    assert not named(name)
 
 
 # --- lifetime ---------------------------------------------------------------------------
@@ -156,11 +164,12 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
 def test_a_process_that_leaves_its_session_does_not_outlive_grading(tmp_path, monkeypatch):
     need(jailed(), "jail")
     monkeypatch.setenv("MHAKIT_CALL_SECONDS", "2")
-    target = tmp_path / "written-after-grading.txt"
-    result = grade_notebook(notebook(tmp_path, answer_split_heads=outlive(target)), seed=3)
+    target, name = tmp_path / "written-after-grading.txt", unique_name("ghost")
+    result = grade_notebook(notebook(tmp_path, answer_split_heads=outlive(target, name)),
+                            seed=3)
     extra = result.extra
     assert extra["parts"] == expected(("split_heads",)), extra
-    assert not named("mhakit-ghost"), "a process of the submission outlived its grading"
+    assert not named(name), "a process of the submission outlived its grading"
     assert not uids.LEFT_BEHIND  # every uid went back, every cgroup was removed
     assert not target.exists()
 
@@ -169,14 +178,14 @@ def test_nothing_of_a_class_outlives_a_class_run(tmp_path):
     """A class run's workers end their children in the background (process.Teardown):
     still, when `mhakit grade` exits, every process of every submission has ended."""
     need(jailed(), "jail")
-    submitted = tmp_path / "submitted"
+    submitted, name = tmp_path / "submitted", unique_name("ghost")
     targets = []
     for number in range(3):
         folder = submitted / f"ghost{number}" / "mha"
         folder.mkdir(parents=True)
         targets.append(tmp_path / f"written-after-grading-{number}.txt")
         (folder / "mha.ipynb").write_bytes(
-            Attack("limits", edits={"answer_split_heads": outlive(targets[-1])}).make())
+            Attack("limits", edits={"answer_split_heads": outlive(targets[-1], name)}).make())
     done = subprocess.run(
         [sys.executable, "-m", "mhakit.integrations.cli", "grade", str(submitted),
          "--out", str(tmp_path / "out"), "--seed", "3", "--jobs", "2", "--json"],
@@ -186,7 +195,7 @@ def test_nothing_of_a_class_outlives_a_class_run(tmp_path):
     results = json.loads(done.stdout)
     assert {s: r["extra_data"]["parts"]["split_heads"] for s, r in results.items()} == {
         f"ghost{n}": 0.0 for n in range(3)}
-    assert not named("mhakit-ghost"), "a process of the class outlived its run"
+    assert not named(name), "a process of the class outlived its run"
     assert not any(target.exists() for target in targets)
 
 
@@ -205,7 +214,7 @@ def named(name):
             continue
     return found
 result = grade_notebook(sys.argv[1], seed=3)
-left = named("mhakit-ghost")
+left = named(sys.argv[2])
 print(json.dumps({"parts": result.parts, "left": left,
                   "isolation": result.extra["isolation"],
                   "left_behind": len(uids.LEFT_BEHIND)}))
@@ -217,9 +226,11 @@ print(json.dumps({"parts": result.parts, "left": left,
 SAME_UID_MODES = ["landlock", "plain"]
 
 
-def grade_plainly(path, mode, **env):
+def grade_plainly(path, mode, name, **env):
+    """What grading ``path`` in ``mode`` gave, in a process of its own, with the pids of
+    the processes named ``name`` that were left when it ended."""
     done = subprocess.run(
-        [sys.executable, "-c", PLAIN_GRADING, str(path)], capture_output=True,
+        [sys.executable, "-c", PLAIN_GRADING, str(path), name], capture_output=True,
         text=True, timeout=600, cwd=REPO,
         env=dict(os.environ, MHAKIT_SANDBOX=mode, MHAKIT_ALLOW_UNCONFINED="1",
                  MHAKIT_CALL_SECONDS="2", **env))
@@ -233,9 +244,10 @@ def test_under_the_graders_uid_nothing_outlives_grading_or_writes_after_it(tmp_p
                                                                           mode):
     if cgroup == "with a cgroup":
         need(cgroup_works() or os.geteuid() != 0, "cgroup with memory and pids controllers")
-    target = tmp_path / "written-after-grading.txt"
-    path = notebook(tmp_path, answer_split_heads=outlive(target))
-    seen = grade_plainly(path, mode, **({"MHAKIT_CGROUP": "0"} if cgroup == "without" else {}))
+    target, name = tmp_path / "written-after-grading.txt", unique_name("ghost")
+    path = notebook(tmp_path, answer_split_heads=outlive(target, name))
+    seen = grade_plainly(path, mode, name,
+                         **({"MHAKIT_CGROUP": "0"} if cgroup == "without" else {}))
     assert seen["parts"] == expected(("split_heads",)), seen
     assert seen["left"] == [] and seen["left_behind"] == 0, seen
     assert any(layer.startswith("no new processes") for layer in seen["isolation"]), seen
@@ -243,22 +255,24 @@ def test_under_the_graders_uid_nothing_outlives_grading_or_writes_after_it(tmp_p
     # have seen its watched process go, and written at once.
     watcher = subprocess.run([sys.executable, "-c", "import time; time.sleep(1)"], timeout=60)
     assert watcher.returncode == 0
-    assert not named("mhakit-ghost")
+    assert not named(name)
     assert not target.exists(), target.read_text()
 
 
 @pytest.mark.parametrize("mode", SAME_UID_MODES)
 def test_a_fork_bomb_under_the_graders_uid_is_contained(tmp_path, mode):
     bomb = next(attack for attack in ATTACKS if attack.name == "fork-bomb")
+    # The corpus's bomb, under a name of its own: whatever it forked would carry it.
+    name = unique_name("bomb")
+    named_bomb = {cell: f"import ctypes\nctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"
+                  + source for cell, source in bomb.edits.items()}
     path = tmp_path / "mha.ipynb"
-    path.write_bytes(bomb.make())
-    before = len(list(Path("/proc").glob("[0-9]*")))
-    seen = grade_plainly(path, mode, MHAKIT_CGROUP="0")
+    path.write_bytes(Attack("fork-bomb", zero=bomb.zero, edits=named_bomb).make())
+    seen = grade_plainly(path, mode, name, MHAKIT_CGROUP="0")
     assert seen["parts"] == expected(bomb.zero), seen
     assert "no new processes (seccomp filter on fork, vfork and clone)" in seen["isolation"] \
         or "no new processes (RLIMIT_NPROC=1)" in seen["isolation"], seen["isolation"]
-    after = len(list(Path("/proc").glob("[0-9]*")))
-    assert after < before + 50  # other tests may start a few processes meanwhile
+    assert seen["left"] == [] and not named(name), seen
 
 
 def test_the_result_names_the_process_limits_that_held(tmp_path):
