@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -224,9 +225,6 @@ def test_a_dask_cluster_gives_the_same_grades_as_a_local_run(course, tmp_path):
 
 
 @pytest.mark.slow
-# It looks for every process of the sandbox's uids on the machine: alone, or another test's
-# children are taken for ones the killed run left.
-@pytest.mark.serial
 def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(course, tmp_path):
     import json
     import signal
@@ -248,20 +246,21 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
         if run.poll() is not None:
             break
         time.sleep(0.05)
+    # Every process of the run, its workers, their warm parents and the children: the
+    # run's own, not every process of the sandbox's uids, which other tests may have.
+    run_processes = descendants(run.pid)
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
     finished = list(out.glob("*/results.json"))
     assert 3 <= len(finished) < 12, "the run should have been killed halfway"
     for path in finished:  # atomic writes: every result on disk is whole
         assert json.loads(path.read_text(encoding="utf-8"))["score"] == 100
-    if jail_works(Limits()):  # the children die with the grader: no process of a sandbox uid is left
-        from mhakit.sandbox.process import close_spare
-
-        close_spare()  # this test process's own spare child, which the killed run never had
+    assert sum(is_child(pid) for pid in run_processes) >= 2, run_processes
+    if jail_works(Limits()):  # the children die with the grader: nothing of the run is left
         deadline = time.monotonic() + 10
-        while sandbox_processes() and time.monotonic() < deadline:
+        while still_running(run_processes) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not sandbox_processes()
+        assert not still_running(run_processes)
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
     with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
@@ -269,19 +268,43 @@ def test_a_grading_run_killed_halfway_keeps_its_results_and_a_rerun_finishes(cou
     assert len(rows) == 12 and {row["total"] for row in rows} == {"100"}
 
 
-def sandbox_processes():
-    from mhakit.sandbox.uids import UID_BASE
+def started(pid):
+    """(parent pid, start time in clock ticks) of a process, or None once it has gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), fields[19]
 
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            uid = int(next(line for line in status.read_text().splitlines()
-                           if line.startswith("Uid:")).split()[1])
-        except (OSError, StopIteration, ValueError):
-            continue
-        if UID_BASE <= uid < UID_BASE + 10_000:
-            found.append(status.parent.name)
+
+def descendants(pid):
+    """{pid: its start time} of every process below ``pid``."""
+    below = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        found = started(stat.parent.name)
+        if found is not None:
+            below.setdefault(found[0], []).append((int(stat.parent.name), found[1]))
+    found, todo = {}, [pid]
+    while todo:
+        for child, start in below.get(todo.pop(), ()):
+            found[child] = start
+            todo.append(child)
     return found
+
+
+def is_child(pid):
+    """Whether ``pid`` is a grading child, or a warm parent of them: both are started as
+    ``python -I -S`` (sandbox/process.py)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-I", b"-S"]
+    except OSError:
+        return False
+
+
+def still_running(processes):
+    """Those of ``processes`` ({pid: start time}) that are the same processes still."""
+    return [pid for pid, start in processes.items()
+            if (now := started(pid)) is not None and now[1] == start]
 
 
 PROBED_ONCE = """
@@ -315,22 +338,19 @@ def test_the_grading_workers_take_the_main_process_probe_and_do_not_probe_again(
         assert any("what only the main process heard" in layer for layer in layers), student
 
 
-# It looks at every grading child's folder in the machine's temporary folder: alone, or
-# another test's children are taken for ones this run left.
-@pytest.mark.serial
-def test_a_class_run_leaves_no_childs_folder_behind(course, tmp_path):
+def test_a_class_run_leaves_no_childs_folder_behind(course, tmp_path, request):
     """Each grading worker keeps a spare child, started for the next notebook; the last
     spare goes when the worker ends. (Its finaliser, registered in the forkserver, was
     cleared in every worker, and each run left one folder per worker in /tmp.)"""
-    import tempfile
-
-    def folders():
-        return set(Path(tempfile.gettempdir()).glob("mhakit-child-*"))
-
-    before = folders()
+    # A temporary folder of the run's own, since other tests' children have theirs in
+    # /tmp; a short path, which multiprocessing's socket needs (tmp_path is too long).
+    temporary = Path(tempfile.mkdtemp(prefix="mhakit-test-"))
+    request.addfinalizer(lambda: shutil.rmtree(temporary, ignore_errors=True))
     for jobs in ("1", "2"):
         done = subprocess.run(MHAKIT + [str(course / "submitted"), "--out",
                                         str(tmp_path / f"out{jobs}"), "--quiet", "--jobs", jobs],
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, TMPDIR=str(temporary)))
         assert done.returncode == 0, done.stderr
-        assert folders() - before == set(), jobs
+        assert list(temporary.glob("mhakit-*")), "the run kept nothing in its TMPDIR"
+        assert list(temporary.glob("mhakit-child-*")) == [], jobs
