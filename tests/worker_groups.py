@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-ONCE_PER_RUN = {"browser", "instructor", "numpy_only_python"}
+ONCE_PER_RUN = {"browser", "instructor", "numpy_only_python", "hub_environment"}
 GROUPS_FILE = pytest.StashKey[Path]()
 
 

@@ -13,8 +13,12 @@ autogrades and releases feedback in formgrader; the students fetch their feedbac
 Cost: the shared environment (the administrator's pip line) is kept between runs in
 /opt/mhakit-hub-env, under a key made of that line, as tests/sandbox/ keeps its venv;
 the instructor's environment is made on every run, from a pip cache kept between runs.
-Everything else the test makes (accounts, /etc files, the hub's processes) is removed or
-put back at the end.
+Everything else the test makes (accounts, the hub's processes) is removed at the end.
+
+It runs beside other tests. What the administrator's block writes in /etc/jupyter, every
+nbgrader command on the machine would read, so the block, the hub (and the servers it
+spawns) and the instructor's commands run in a mount namespace of their own, in which the
+folders the block writes in /etc are copies (private_etc); the machine's stay as they were.
 """
 
 import csv
@@ -28,6 +32,7 @@ import subprocess
 import tempfile
 import urllib.error
 import urllib.request
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import nbformat
@@ -38,9 +43,7 @@ from tests.jupyter_server import free_port, stop
 from tests.mha_exercise import fill, sample_answers
 from tests.test_readme import copy_of_the_repository
 
-# Serial: while it runs, the machine's /etc/jupyter holds the hub course's nbgrader config,
-# which every nbgrader command (and the doctor's tests) on the machine would read.
-pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.serial]
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DOCS = REPO / "docs"
@@ -50,8 +53,8 @@ HUB_ENV = Path("/opt/mhakit-hub-env")           # the shared environment, kept b
 PIP_CACHE = Path("/var/cache/mhakit-hub-pip")   # the instructor's pip cache, kept too
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-# What the administrator's block writes outside the folders the test makes: each is put
-# back as it was at the end.
+# What the administrator's block writes outside the folders the test makes. Their
+# folders are copies in the hub's mount namespace: the machine's own never change.
 ETC_FILES = [Path("/etc/jupyter/nbgrader_config.py"),
              Path("/etc/jupyter/jupyter_server_config.py"),
              Path("/etc/jupyterhub/jupyterhub_config.py"),
@@ -78,21 +81,57 @@ def readme_blocks():
     return blocks
 
 
-def run(command, user=None, timeout=900, **kwargs):
-    prefix = [RUNUSER, "-u", user, "--"] if user else []
+def run(command, user=None, timeout=900, inside=(), **kwargs):
+    """``command``, as ``user`` if given, in the mount namespace that ``inside`` enters
+    (private_etc's prefix) if given; its output, once it has succeeded."""
+    prefix = [*inside, *([RUNUSER, "-u", user, "--"] if user else [])]
     done = subprocess.run(prefix + command, capture_output=True, text=True, timeout=timeout,
                           **kwargs)
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"[-5000:]
     return done
 
 
-def as_user(user, home, script, timeout=900, env=None):
+def as_user(user, home, script, timeout=900, env=None, inside=()):
     """A bash script as ``user``, in ``home``, with a clean login-like environment."""
     environment = {"HOME": str(home), "USER": user, "LOGNAME": user, "PATH": SYSTEM_PATH,
                    "LANG": "C.UTF-8", **(env or {})}
     return run(["env", "-i", *[f"{k}={v}" for k, v in environment.items()],
                 "bash", "-euo", "pipefail", "-c", script], user=user, timeout=timeout,
-               cwd=home)
+               cwd=home, inside=inside)
+
+
+@contextmanager
+def private_etc(base):
+    """A mount namespace, held by a file in ``base``, in which each folder of ETC_FILES
+    is a copy of the machine's (made here if the machine has none); yields the command
+    prefix that runs a command in it. The machine's folders are as they were after."""
+    holder = base / "namespace"
+    holder.mkdir()
+    # unshare keeps the namespace by binding it onto a file, on a mount that does not
+    # propagate: the holder, bound onto itself and made private.
+    run(["mount", "--bind", str(holder), str(holder)])
+    made = [folder for folder in dict.fromkeys(path.parent for path in ETC_FILES)
+            if not folder.exists()]
+    try:
+        run(["mount", "--make-private", str(holder)])
+        (holder / "mnt").touch()
+        binds = []
+        for folder in dict.fromkeys(path.parent for path in ETC_FILES):
+            folder.mkdir(parents=True, exist_ok=True)  # a place to bind the copy onto
+            copy = base / "etc" / folder.name
+            shutil.copytree(folder, copy, symlinks=True)
+            binds.append(f"mount --bind {str(copy)!r} {str(folder)!r}")
+        run(["unshare", f"--mount={holder / 'mnt'}", "--propagation", "private",
+             "sh", "-euc", " && ".join(binds)])
+        yield ["nsenter", f"--mount={holder / 'mnt'}", "--"]
+    finally:
+        subprocess.run(["umount", str(holder / "mnt")], capture_output=True)
+        subprocess.run(["umount", str(holder)], capture_output=True)
+        for folder in reversed(made):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
 
 
 def administrators_script(block, names):
@@ -117,6 +156,13 @@ def administrators_script(block, names):
 
 
 INSTALL = 'python3 -m venv "$HUB_ENV"'  # how the block's line that makes the environment starts
+
+
+def install_line():
+    """The administrator's block's line that makes the shared environment."""
+    lines = [line for line in readme_blocks()[0].splitlines() if line.startswith(INSTALL)]
+    assert len(lines) == 1, "the administrator's block has one line that makes the environment"
+    return lines[0]
 
 
 def installed_marker(line):
@@ -147,9 +193,10 @@ def processes_of(uids):
 
 
 class Hub:
-    def __init__(self, url, instructor, students, passwords, exchange):
+    def __init__(self, url, instructor, students, passwords, exchange, inside):
         self.url, self.instructor, self.students = url, instructor, students
         self.passwords, self.exchange = passwords, exchange
+        self.inside = inside  # the prefix that runs a command in the hub's namespace
 
     def home(self, user):
         return Path(pwd.getpwnam(user).pw_dir)
@@ -160,7 +207,7 @@ class Hub:
 
 
 @pytest.fixture(scope="module")
-def hub(chromium_path):
+def hub(chromium_path, hub_environment):
     """A running JupyterHub, set up by the README's two blocks, and its three accounts."""
     if os.geteuid() != 0:
         unavailable("a hub with real accounts is played by root (useradd, PAM, spawner)")
@@ -184,7 +231,9 @@ def hub(chromium_path):
     saved = {path: path.read_bytes() if path.exists() else None for path in ETC_FILES}
     made, uids, process = [], set(), None
     log = base / "jupyterhub.log"
+    namespace = ExitStack()
     try:
+        inside = namespace.enter_context(private_etc(base))
         for name in people:
             run(["useradd", "--create-home", "--shell", "/bin/bash", name])
             made.append(name)
@@ -194,7 +243,7 @@ def hub(chromium_path):
         # The administrator's block, as root.
         names = {"HUB_ENV": HUB_ENV, "EXCHANGE": base / "exchange", "INSTRUCTOR": instructor}
         script, start = administrators_script(admin_block, names)
-        run(["bash", "-euo", "pipefail", "-c", script], timeout=1200,
+        run(["bash", "-euo", "pipefail", "-c", script], timeout=1200, inside=inside,
             env={"PATH": SYSTEM_PATH, "HOME": "/root", "LANG": "C.UTF-8"})
 
         # The instructor's block, as the instructor, on a copy of this working tree.
@@ -205,14 +254,14 @@ def hub(chromium_path):
         run(["chown", "-R", f"{instructor}:", str(PIP_CACHE)])
         try:
             as_user(instructor, home, instructors_script(instructor_block), timeout=1200,
-                    env={"PIP_CACHE_DIR": str(PIP_CACHE)})
+                    env={"PIP_CACHE_DIR": str(PIP_CACHE)}, inside=inside)
         finally:
             run(["chown", "-R", "root:root", str(PIP_CACHE)])
 
         # The hub, as the block's last line starts it, on free ports of 127.0.0.1.
         port = free_port()
         config = start.split(" -f ", 1)[1].split()[0]
-        command = [str(HUB_ENV / "bin" / "jupyterhub"), "-f", config,
+        command = [*inside, str(HUB_ENV / "bin" / "jupyterhub"), "-f", config,
                    f"--JupyterHub.bind_url=http://127.0.0.1:{port}",
                    f"--JupyterHub.hub_bind_url=http://127.0.0.1:{free_port()}",
                    f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{free_port()}"]
@@ -222,7 +271,7 @@ def hub(chromium_path):
                                        env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8"})
         url = f"http://127.0.0.1:{port}"
         wait_for_hub(process, f"{url}/hub/api", log)
-        yield Hub(url, instructor, students, passwords, base / "exchange")
+        yield Hub(url, instructor, students, passwords, base / "exchange", inside)
     finally:
         if process is not None:
             stop(process, seconds=60)  # the hub stops the proxy and the servers it started
@@ -233,15 +282,19 @@ def hub(chromium_path):
                 pass
         for name in made:
             subprocess.run(["userdel", "--remove", name], capture_output=True)
-        for path, content in saved.items():
-            if content is None:
+        namespace.close()
+        changed = [path for path, content in saved.items()
+                   if (path.read_bytes() if path.exists() else None) != content]
+        for path in changed:  # had the namespace failed: the machine's, put back
+            if saved[path] is None:
                 path.unlink(missing_ok=True)
             else:
-                path.write_bytes(content)
+                path.write_bytes(saved[path])
         ARTIFACTS.mkdir(exist_ok=True)
         if log.exists():
             shutil.copy(log, ARTIFACTS / "jupyterhub.log")
         shutil.rmtree(base, ignore_errors=True)
+    assert changed == [], f"the hub's setup changed the machine's own {changed}"
 
 
 def wait_for_hub(process, url, log):
@@ -424,7 +477,7 @@ def test_a_course_on_jupyterhub_from_release_to_export(hub, browser):
 
     # The export, on the command line, as the instructor.
     home = hub.home(hub.instructor)
-    as_user(hub.instructor, home, "cd ~/mha-kit && .venv/bin/nbgrader export")
+    as_user(hub.instructor, home, "cd ~/mha-kit && .venv/bin/nbgrader export", inside=hub.inside)
     with open(hub.course / "grades.csv", newline="", encoding="utf-8") as handle:
         exported = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert set(exported) == set(hub.students.values())
@@ -433,7 +486,8 @@ def test_a_course_on_jupyterhub_from_release_to_export(hub, browser):
         assert float(row["max_score"]) == 100 and row["submitted"] == assignment
         assert float(row["score"]) == scores[role][0]
     # The doctor, as the instructor, finds nothing to fix in the course as it now stands.
-    doctor = as_user(hub.instructor, home, "cd ~/mha-kit && .venv/bin/mhakit doctor").stdout
+    doctor = as_user(hub.instructor, home, "cd ~/mha-kit && .venv/bin/mhakit doctor",
+                     inside=hub.inside).stdout
     assert not [line for line in doctor.splitlines() if line.startswith("FIX")], doctor
     assert "students: their nbgrader finds the same exchange" in doctor, doctor
     teacher.close()
