@@ -24,14 +24,9 @@ def lint(session):
 
 @nox.session
 def fast(session):
-    """The README's quick subset: no real nbgrader command, no browser. Most of it on four
-    processes (its tests mostly wait for children), then, alone, the tests marked serial:
-    they see every process of the uid, or fill /tmp."""
-    quick = "not slow and not browser"
-    # Exit code 5 is "no test selected": arguments that pick tests of one kind only.
-    session.run(*PYTEST, "-m", f"{quick} and not serial", "-n", "4", *session.posargs,
-                success_codes=[0, 5])
-    session.run(*PYTEST, "-m", f"{quick} and serial", *session.posargs, success_codes=[0, 5])
+    """The README's quick subset: no real nbgrader command, no browser, on four processes
+    (its tests mostly wait for children)."""
+    session.run(*PYTEST, "-m", "not slow and not browser", "-n", "4", *session.posargs)
 
 
 @nox.session
@@ -57,7 +52,5 @@ def browser(session):
 
 @nox.session(name="all")
 def everything(session):
-    """Every test, as CI runs them (the README's test command): on three processes, then,
-    alone, the tests marked serial."""
-    session.run(*PYTEST, "-n", "3", "-m", "not serial", *session.posargs, success_codes=[0, 5])
-    session.run(*PYTEST, "-m", "serial", *session.posargs, success_codes=[0, 5])
+    """Every test, as CI runs them (the README's test command): on three processes."""
+    session.run(*PYTEST, "-n", "3", *session.posargs)

@@ -19,9 +19,8 @@ def test_the_readme_opens_with_the_demo_and_the_test_command():
     demo, tests = readme_commands()
     assert demo.startswith("python3 -m venv .venv") and demo.endswith("mhakit demo")
     assert tests.startswith("python3 -m venv .venv")
-    # Every test: the most on three processes, then alone those marked serial.
-    assert tests.endswith('.venv/bin/python -m pytest -n 3 -m "not serial" '
-                          '&& .venv/bin/python -m pytest -m serial')
+    # Every test, on three processes: none has to run alone.
+    assert tests.endswith(".venv/bin/python -m pytest -n 3")
 
 
 def test_ci_runs_the_readmes_test_command_verbatim():
