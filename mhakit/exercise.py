@@ -152,6 +152,11 @@ class Exercise:
     def __repr__(self):
         return f"<exercise {self.name} in {self.folder}>"
 
+    def __reduce__(self):
+        # Sent to a grading worker (or a Dask worker) as its folder, loaded there once
+        # (load is cached), which also tells that process's sandbox what to hide.
+        return load, (self.folder,)
+
     def content(self, module):
         """One of the exercise's content modules (``cases``, ``mistakes``...)."""
         return importlib.import_module(f"{self.package.__name__}.{module}")

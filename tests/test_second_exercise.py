@@ -360,6 +360,49 @@ def test_the_gradescope_bundle_carries_the_exercise_and_grades_it_second_exercis
 
 # ------------------------------------------------------------------ one course, two exercises
 
+def class_of_both(submitted, own):
+    """nbgrader's submitted/ folder of a course with both exercises: ann and ben handed in
+    each, cy only the kit's own. (Empty files: finding them reads no notebook.)"""
+    for student, exercises in (("ann", (EXERCISE, own)), ("ben", (EXERCISE, own)),
+                               ("cy", (own,))):
+        for exercise in exercises:
+            path = submitted / student / exercise.default_assignment / exercise.notebook
+            path.parent.mkdir(parents=True)
+            path.write_text("{}")
+
+
+def test_a_run_finds_only_its_own_exercises_submissions_second_exercise(tmp_path, monkeypatch):
+    """`mhakit grade` grades one exercise a run: the folder's assignments say which, and a
+    folder with both exercises' is refused in one line that names each. Told which, it
+    takes each student's notebook of that exercise, never the other's, and a student who
+    handed in only the other is not in the run."""
+    from mhakit.integrations.batch import discover, exercise_of
+
+    monkeypatch.setenv(FOLDER_VARIABLE, str(FOLDER))
+    own = load(BUILT_IN / "mha")
+    submitted = tmp_path / "submitted"
+    class_of_both(submitted, own)
+    with pytest.raises(ValueError) as refused:
+        exercise_of(submitted)
+    said = str(refused.value)
+    assert "\n" not in said and "2 exercises" in said and "--exercise" in said, said
+    assert f"{EXERCISE.name} ({ASSIGNMENT})" in said and f"{own.name} (mha)" in said, said
+    found = discover(submitted, EXERCISE)
+    assert {student: path.parent.name for student, path in found.paths.items()} == {
+        "ann": ASSIGNMENT, "ben": ASSIGNMENT}
+    assert found.problems == found.notes == {}  # cy's lone notebook is the kit's exercise's
+    found = discover(submitted, own)
+    assert {student: path.parent.name for student, path in found.paths.items()} == {
+        "ann": "mha", "ben": "mha", "cy": "mha"}
+    for student in ("ann", "ben"):
+        shutil.rmtree(submitted / student / "mha")
+    shutil.rmtree(submitted / "cy")
+    assert exercise_of(submitted) is EXERCISE  # by its assignments, whichever is named first
+    monkeypatch.setenv(FOLDER_VARIABLE, os.pathsep.join([str(BUILT_IN / "mha"), str(FOLDER)]))
+    assert exercise_of(submitted) is EXERCISE
+    assert exercise_of(submitted / "ann" / ASSIGNMENT) is current() is own  # a flat folder
+
+
 @pytest.mark.slow
 def test_one_course_holds_both_exercises_and_nbgrader_grades_each_by_its_own_second_exercise(
         tmp_path):
@@ -397,6 +440,24 @@ def test_one_course_holds_both_exercises_and_nbgrader_grades_each_by_its_own_sec
     assert weighted["alice_correct"] == TOTAL and weighted["carol_unimplemented"] == 0
     assert kits["alice_correct"] == own.total
     assert len(set(kits.values())) > 1  # graded, not all alike
+    # `mhakit grade` grades one exercise a run: not told which, it names both; told, it
+    # grades that one's notebooks as nbgrader did.
+    submitted = str(course / "submitted")
+    refused = subprocess.run(MHAKIT + ["grade", submitted, "--out", str(tmp_path / "both")],
+                             capture_output=True, text=True, timeout=600,
+                             env=exercise_environment())
+    assert refused.returncode == 2 and "2 exercises" in refused.stderr, refused.stderr
+    for folder, exercise, by_nbgrader in ((FOLDER, EXERCISE, weighted),
+                                          (BUILT_IN / "mha", own, kits)):
+        done = subprocess.run(MHAKIT + ["--exercise", str(folder), "grade", submitted, "--out",
+                                        str(tmp_path / exercise.name), "--seed", str(SEED),
+                                        "--json", "--quiet"], capture_output=True, text=True,
+                              timeout=600, env=exercise_environment())
+        assert done.returncode == 0, done.stderr
+        results = json.loads(done.stdout)
+        assert {student: result["score"] for student, result in results.items()} == by_nbgrader
+        assert {result["extra_data"]["exercise"] for result in results.values()} == {
+            exercise.name}
     nbgrader(course, "export", "--to", "grades.csv")
     with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

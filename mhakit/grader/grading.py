@@ -254,13 +254,13 @@ def read_and_grade(path, seed=None, limits=None, language=None,
     return result.with_extra(seconds=rounded(watch.total())), notebook
 
 
-def grade_notebook_bytes(name, data, seed=None, language=None) -> Result:
+def grade_notebook_bytes(name, data, seed=None, language=None, exercise=None) -> Result:
     """For a grading machine that does not share the submissions' folder (Dask)."""
     import tempfile
     with tempfile.TemporaryDirectory(prefix="mhakit-remote-") as folder:
         path = Path(folder) / Path(name).name
         path.write_bytes(data)
-        return grade_notebook(path, seed, language=language)
+        return grade_notebook(path, seed, language=language, exercise=exercise)
 
 
 @lru_cache(maxsize=4)

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from .. import __version__
 from . import sinks
-from ..exercise import current
+from ..exercise import course_exercises, current
 from ..phases import WRITING, Stopwatch
 from ..grader.result import Result, Status
 from ..grader.grading import (file_hash, grade_notebook, grade_notebook_bytes, graders_hash,
@@ -59,13 +59,8 @@ def shown_name(name):
         return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
-def discover(folder):
-    """The submissions under nbgrader's submitted/<student>/<assignment>/ or a flat folder.
-
-    A student folder with several notebooks is graded on the one named like the class's
-    notebook (the name most students' notebooks have, e.g. mha/mha.ipynb), as nbgrader
-    would; the others are noted. Never raises for what one student's folder holds."""
-    folder = Path(folder)
+def _notebooks(folder):
+    """{the student's folder name: the notebooks in it} under ``folder``."""
     found = {}
     for path in sorted(folder.rglob("*.ipynb")):
         parts = path.relative_to(folder).parts
@@ -73,16 +68,60 @@ def discover(folder):
             continue
         folder_name = path.stem if len(parts) == 1 else parts[0]
         found.setdefault(folder_name, []).append(path)
+    return found
+
+
+def _places(exercise):
+    """Where an exercise's notebook lies in a student's folder: one per assignment."""
+    return {os.path.join(assignment, exercise.notebook) for assignment in exercise.assignments}
+
+
+def exercise_of(folder):
+    """The exercise whose submissions ``folder`` holds: of the exercises the course holds,
+    the one whose assignments name the folders of nbgrader's layout
+    (submitted/<student>/<assignment>/); the default exercise (``current``) for a flat
+    folder, or assignments no exercise names. One run grades one exercise: a folder with
+    the assignments of several is a ValueError that names them."""
+    folder = Path(folder)
+    held = {path.relative_to(folder).parts[1] for paths in _notebooks(folder).values()
+            for path in paths if len(path.relative_to(folder).parts) == 3}
+    found = {exercise: sorted(held & set(exercise.assignments))
+             for exercise in course_exercises()}
+    found = {exercise: named for exercise, named in found.items() if named}
+    if len(found) > 1:
+        each = "; ".join(f"{exercise.name} ({', '.join(named)}) in {exercise.folder}"
+                         for exercise, named in found.items())
+        raise ValueError(f"{folder} holds the assignments of {len(found)} exercises: {each}. "
+                         "Grade one at a time with `mhakit --exercise FOLDER grade`")
+    return next(iter(found), None) or current()
+
+
+def discover(folder, exercise):
+    """The submissions of ``exercise`` under nbgrader's submitted/<student>/<assignment>/
+    or a flat folder.
+
+    A student folder with several notebooks is graded on the one named like the class's
+    notebook (the name most students' notebooks have, e.g. mha/mha.ipynb), as nbgrader
+    would; the others are noted. A notebook where another exercise of the course keeps
+    its own is left to that exercise's run: a student with no other is not in this one.
+    Never raises for what one student's folder holds."""
+    folder = Path(folder)
+    found = _notebooks(folder)
     # The class's notebook: where most students keep theirs, relative to their folder,
     # or any of the exercise's own (one assignment per language: mha/, mha_en/).
     where = Counter(place for paths in found.values()
                     for place in {_place(folder, path) for path in paths})
     common = where.most_common(1)[0][0] if where else None
-    exercise = current()
-    class_places = {common} | {os.path.join(assignment, exercise.notebook)
-                               for assignment in exercise.assignments}
+    others = {place for other in course_exercises() if other is not exercise
+              for place in _places(other)} - _places(exercise)
+    class_places = ({common} - others) | _places(exercise)
+    wanted = common if common in class_places else os.path.join(exercise.default_assignment,
+                                                                  exercise.notebook)
     found_notebooks = Submissions()
     for folder_name, paths in found.items():
+        paths = [path for path in paths if _place(folder, path) not in others]
+        if not paths:
+            continue
         student = _unique(shown_name(folder_name), found_notebooks)
         if student != folder_name:
             found_notebooks.folders[student] = folder_name
@@ -91,11 +130,11 @@ def discover(folder):
             notes.append(f"the folder name is not UTF-8 text; shown as {student}")
         elif student != folder_name:
             notes.append(f"the folder {folder_name} is shown as {student}")
-        chosen, earlier, others = _choose(folder, paths, class_places)
-        names = ", ".join(shown_name(str(path.relative_to(folder))) for path in others)
+        chosen, earlier, skipped = _choose(folder, paths, class_places)
+        names = ", ".join(shown_name(str(path.relative_to(folder))) for path in skipped)
         if chosen is None:
             found_notebooks.problems[student] = (
-                f"{len(paths)} notebooks and none of them is {shown_name(common or '?')}: "
+                f"{len(paths)} notebooks and none of them is {shown_name(wanted)}: "
                 f"{names}")
         else:
             found_notebooks.paths[student] = chosen
@@ -155,13 +194,8 @@ def _unique(name, taken):
     return candidate
 
 
-def find_submissions(folder):
-    """{student: notebook} for nbgrader's submitted/<student>/<assignment>/ or a flat folder."""
-    return discover(folder).paths
-
-
 def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, dask=None,
-                 gradebook=None, language=None):
+                 gradebook=None, language=None, exercise=None):
     """Grade every submission, and hand each result to the sinks (sinks/): by default
     <out>/<student>/results.json and feedback, then grades.csv, a report and timing.json.
 
@@ -172,7 +206,9 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     spreads the grading over a Dask cluster instead of local processes.
     ``gradebook``, an nbgrader course folder, also puts every grade into its gradebook and
     autograded/ folder, as ``nbgrader autograde`` would. ``language`` ("zh" or "en") sets
-    the feedback's language; by default each notebook's own.
+    the feedback's language; by default each notebook's own. ``exercise``: the exercise
+    whose submissions are graded, by default the one whose assignments the folder holds
+    (``exercise_of``); every part of the run is handed it.
 
     Whatever one submission holds, the class finishes: a student whose notebook cannot be
     read or graded gets a status and a one-line reason, and everyone else is graded.
@@ -183,14 +219,15 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     if gradebook is not None:
         from .gradebook import check_submitted_folder
         check_submitted_folder(folder, gradebook)
-    found = discover(folder)
+    exercise = exercise or exercise_of(folder)
+    found = discover(folder, exercise)
     if not len(found):
         raise ValueError(f"no notebooks found under {folder}")
     submissions = found.paths
     out = Path(out)
     results = {} if fresh else {student: kept for student, path in submissions.items()
                                 if (kept := reusable(out / student / "results.json", path, seed,
-                                                     language))}
+                                                     exercise, language))}
     # One seed for the whole run: every student meets the same hidden inputs, and the
     # checks are planned once per worker instead of once per submission. A resumed run
     # goes on with the seed of the results it keeps; those of another seed are regraded.
@@ -200,7 +237,7 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
     run_seed = secrets.randbits(63) if seed is None else seed
     todo = {student: path for student, path in submissions.items() if student not in results}
     # The workers start first, and ready themselves while this process reads the gradebook.
-    pool = started_pool(jobs, len(todo), run_seed) if todo and not dask else None
+    pool = started_pool(jobs, len(todo), run_seed, exercise) if todo and not dask else None
     with pool or nullcontext():  # graded() shuts it down; this, if anything fails before
         book = None if gradebook is None else _opened_gradebook(gradebook, found)
         notes = {student: list(found.notes.get(student, []))
@@ -209,31 +246,33 @@ def grade_folder(folder, out, seed=None, jobs=None, quiet=False, fresh=False, da
             notes[student].append(reason)
         console = Console(stderr=True)
         watch = Stopwatch()  # the parent's own phase: writing what comes back
-        places = sinks.for_run(Run(out, book, "dask" if dask else jobs, watch))
+        places = sinks.for_run(Run(out, book, "dask" if dask else jobs, watch, exercise))
         if results and not quiet:
             console.print(f"resuming: {len(results)} earlier results still hold, {len(todo)} to "
                           f"grade (seed {run_seed})")
         for student, reason in found.problems.items():
-            results[student] = failure(Status.UNREADABLE, reason, run_seed)
+            results[student] = failure(Status.UNREADABLE, reason, run_seed, exercise)
         try:
             with Progress("[progress.description]{task.description}", BarColumn(),
                           MofNCompleteColumn(), TimeRemainingColumn(), console=console,
                           disable=quiet) as progress:
                 task = progress.add_task("grading", total=len(todo))
-                for student, result, cells in graded(todo, run_seed, jobs, dask, book, language,
-                                                     pool):
+                for student, result, cells in graded(todo, run_seed, jobs, dask, exercise, book,
+                                                     language, pool):
                     watch.enter(WRITING)
                     results[student] = _into(places, Taken(student, with_notes(
-                        result, notes.get(student)), "graded", todo[student], cells), run_seed)
+                        result, notes.get(student)), "graded", todo[student], cells), run_seed,
+                        exercise)
                     watch.leave()
                     progress.advance(task)
             for student in sorted(set(results) - set(todo)):
                 how = "found" if student in found.problems else "kept"
                 results[student] = _into(places, Taken(
                     student, with_notes(results[student], notes.get(student)), how,
-                    submissions.get(student)), run_seed)
+                    submissions.get(student)), run_seed, exercise)
             if book is not None:
-                _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, language)
+                _earlier_into_gradebook(found.earlier, book, run_seed, jobs, dask, exercise,
+                                        language)
         finally:
             if book is not None:
                 book.close()
@@ -249,7 +288,7 @@ def _opened_gradebook(course, found):
                         [path for paths in found.earlier.values() for path in paths])
 
 
-def _into(places, taken: Taken, seed) -> Result:
+def _into(places, taken: Taken, seed, exercise) -> Result:
     """Hand one student's final result to every sink; the result as the run keeps it. A
     student whose result could not be written is not graded, and the later sinks say so."""
     for place in places:
@@ -258,25 +297,25 @@ def _into(places, taken: Taken, seed) -> Result:
         except Exception as error:  # noqa: BLE001 - one student's files, not the class
             taken = replace(taken, result=with_notes(failure(
                 Status.FAILED, f"its results could not be written "
-                f"({type(error).__name__}: {error})", seed), taken.result.extra.get(
+                f"({type(error).__name__}: {error})", seed, exercise), taken.result.extra.get(
                     "batch_notes")))
     return taken.result
 
 
-def _earlier_into_gradebook(earlier, book, seed, jobs, dask, language):
+def _earlier_into_gradebook(earlier, book, seed, jobs, dask, exercise, language):
     """A student's earlier submissions of the exercise (the other language's), graded into
     their own assignments' entries, so that the gradebook holds every submission; the
     results and grades.csv keep the latest alone, which is what counts."""
     todo = {f"{student} ({path.parent.name})": path for student, paths in earlier.items()
             for path in paths if book.holds(path)}
-    for key, result, cells in graded(todo, seed, jobs, dask, book, language):
+    for key, result, cells in graded(todo, seed, jobs, dask, exercise, book, language):
         book.record(key, todo[key], result, cells)
 
 
-def failure(status: Status, reason: str, seed=None) -> Result:
+def failure(status: Status, reason: str, seed=None, exercise=None) -> Result:
     """The result of a student who could not be graded: zero, a status and the reason."""
     status, reason = Status(status), one_line(reason, 500)
-    result = unreadable(reason, seed)
+    result = unreadable(reason, seed, exercise)
     if status is not Status.UNREADABLE:
         result = replace(result, status=status,
                          output=f"mha-kit could not grade this submission: {reason}")
@@ -292,15 +331,16 @@ def with_notes(result: Result, notes) -> Result:
     return replace(result, extra=extra)
 
 
-def graded(todo, seed, jobs, dask, book=None, language=None, pool=None):
+def graded(todo, seed, jobs, dask, exercise, book=None, language=None, pool=None):
     """(student, result, its cells' grades for the gradebook or None) as they finish,
-    from local processes (``pool``, a started one, which this shuts down; else a new one)
-    or a Dask cluster. A submission whose grading raises, or kills its worker, gets a
-    "grading failed" result; the others are graded all the same."""
+    graded against ``exercise``, from local processes (``pool``, a started one, which
+    this shuts down; else a new one) or a Dask cluster. A submission whose grading
+    raises, or kills its worker, gets a "grading failed" result; the others are graded
+    all the same."""
     def job(student, path):
         if book is not None and student not in book.excluded:
-            return book.job(student, path, seed, language)
-        return grade_notebook, path, seed, None, language
+            return book.job(student, path, seed, exercise, language)
+        return grade_notebook, path, seed, None, language, exercise
 
     def unpack(student, value):
         result, cells = value if book is not None and student not in book.excluded else (
@@ -308,7 +348,8 @@ def graded(todo, seed, jobs, dask, book=None, language=None, pool=None):
         return student, result, cells
 
     def died(student, error):
-        return student, failure(Status.FAILED, f"{type(error).__name__}: {error}", seed), None
+        return student, failure(Status.FAILED, f"{type(error).__name__}: {error}", seed,
+                                exercise), None
 
     if dask:
         try:
@@ -331,17 +372,17 @@ def graded(todo, seed, jobs, dask, book=None, language=None, pool=None):
                 try:
                     data = read_bounded(path)
                 except (OSError, ValueError) as error:  # too big to send: unreadable anyway
-                    yield student, failure(Status.UNREADABLE, str(error), seed), None
+                    yield student, failure(Status.UNREADABLE, str(error), seed, exercise), None
                     continue
                 futures[client.submit(grade_notebook_bytes, path.name, data, seed, language,
-                                      pure=False)] = student
+                                      exercise, pure=False)] = student
             for future in finished(futures):
                 try:
                     yield futures[future], future.result(), None
                 except Exception as error:  # noqa: BLE001
                     yield died(futures[future], error)
         return
-    start = pool_options(seed)
+    start = pool_options(seed, exercise)
     broken = []
     with pool or ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, **start) as pool:
         futures = {pool.submit(*job(student, path)): student for student, path in todo.items()}
@@ -379,7 +420,7 @@ def graded(todo, seed, jobs, dask, book=None, language=None, pool=None):
 MAX_RESULT_BYTES = 16 << 20
 
 
-def reusable(results_path, notebook, seed, language=None) -> Result | None:
+def reusable(results_path, notebook, seed, exercise, language=None) -> Result | None:
     """The earlier result for this notebook, if it still holds; else None. A results.json
     that is not one the grader wrote (corrupt, hostile, too big) never holds."""
     try:
@@ -388,7 +429,7 @@ def reusable(results_path, notebook, seed, language=None) -> Result | None:
         result = Result.from_json(json.loads(data.decode("utf-8")))
         extra = result.extra
         same = (extra.get("submission_hash") == file_hash(notebook)
-                and extra.get("graders_hash") == graders_hash()
+                and extra.get("graders_hash") == graders_hash(exercise)
                 and extra.get("mhakit_version") == __version__
                 and (seed is None or extra.get("seed") == seed)
                 and (language is None or extra.get("language") == language))
@@ -397,9 +438,9 @@ def reusable(results_path, notebook, seed, language=None) -> Result | None:
     return result.cleaned() if same else None
 
 
-def short_headers():
+def short_headers(exercise):
     """The exercise's short column names keep the table inside an 80-column terminal."""
-    return {f.name: f.short for f in current().functions if f.short}
+    return {f.name: f.short for f in exercise.functions if f.short}
 
 
 def wide_console():
@@ -408,14 +449,14 @@ def wide_console():
     return probe if probe.is_terminal else Console(width=140)
 
 
-def grade_table(results):
+def grade_table(results, exercise):
     table = Table(box=box.SIMPLE_HEAD,
-                  title=f"Graded by mha-kit (auto-graded points out of {current().total:g})")
-    columns, short = csv_columns(), short_headers()
+                  title=f"Graded by mha-kit (auto-graded points out of {exercise.total:g})")
+    columns, short = csv_columns(exercise), short_headers(exercise)
     for column in columns:
         table.add_column(short.get(column, column),
                          justify="left" if column in ("student", "status") else "right")
     for student, result in results.items():
-        row = grade_row(student, result)
+        row = grade_row(student, result, exercise)
         table.add_row(*(Text(row[c]) for c in columns))  # a name like "[red]" is text
     return table

@@ -84,15 +84,23 @@ def _grade_one(path, args):
 
 
 def _grade_folders(paths, args):
-    from .batch import grade_folder, grade_table, wide_console
+    from ..exercise import current
+    from .batch import exercise_of, grade_folder, grade_table, wide_console
     from .report import score_histogram, text_histogram
 
-    results = {}
+    results, exercise = {}, None
     for path in paths:
         try:
+            # --exercise when given; else the exercise whose assignments the folder holds.
+            chosen = current() if args.exercise else exercise_of(path)
+            if exercise is not None and chosen is not exercise:
+                raise ValueError(f"{path} holds submissions of {chosen.name}, an earlier folder "
+                                 f"of {exercise.name}: grade each exercise in a run of its own")
+            exercise = chosen
             results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
                                         quiet=args.quiet, fresh=args.fresh, dask=args.dask,
-                                        gradebook=args.gradebook, language=args.language))
+                                        gradebook=args.gradebook, language=args.language,
+                                        exercise=exercise))
         except ValueError as error:
             print(f"mhakit grade: {error}", file=sys.stderr)
             return 2
@@ -100,9 +108,9 @@ def _grade_folders(paths, args):
         print(json.dumps({student: result.as_json() for student, result in results.items()},
                          indent=1, ensure_ascii=False))
     elif not args.quiet:
-        wide_console().print(grade_table(results))
+        wide_console().print(grade_table(results, exercise))
     if not args.quiet:
-        print(text_histogram(score_histogram(results)), file=sys.stderr)
+        print(text_histogram(score_histogram(results, exercise.total)), file=sys.stderr)
     print(f"wrote {args.out}/<student>/results.json, {args.out}/grades.csv and "
           f"{args.out}/report.md", file=sys.stderr)
     ungraded = ungraded_line(results)

@@ -67,8 +67,9 @@ def main(keep=None, seed=None):
             log.print(f"[yellow]{refused}[/]\n[yellow]The demo grades its own sample "
                       "notebooks anyway; a real class would be refused here.[/]")
             confinement_refusal(allow_unconfined=True)
-        results = grade_folder(course / "submitted", course / "mhakit-results", seed=seed)
-        console.print(grade_table(results))
+        results = grade_folder(course / "submitted", course / "mhakit-results", seed=seed,
+                               exercise=exercise)
+        console.print(grade_table(results, exercise))
         console.print(f"results: {course / 'mhakit-results'}" if keep else
                       "(run `mhakit demo --keep DIR` to keep the course folder)")
     finally:

@@ -363,13 +363,13 @@ def _graded_cells(notebook):
 
 
 def grade_into_autograded(path, seed, course, assignment, student, stored_cells,
-                          language=None):
+                          language=None, exercise=None):
     """A grading worker's job with --gradebook: the result, and the cells that carry
     grades or comments in the autograded notebook it wrote. (The worker does not score
     them itself: importing nbgrader would cost it seconds.)"""
     from ..grader.grading import read_and_grade
 
-    result, submitted = read_and_grade(path, seed, language=language)
+    result, submitted = read_and_grade(path, seed, language=language, exercise=exercise)
     try:
         notebook = write_autograded(course, assignment, student, path, stored_cells, result,
                                     submitted)
@@ -455,11 +455,12 @@ class GradebookRun:
                     "cannot hold; rename the folder")
         return None
 
-    def job(self, student, path, seed, language=None):
-        """The worker's job; the gradebook's student is the folder's own name."""
+    def job(self, student, path, seed, exercise, language=None):
+        """The worker's job, graded against ``exercise``; the gradebook's student is the
+        folder's own name."""
         entry = self._entry(path)
         return (grade_into_autograded, path, seed, self.course, entry[0],
-                Path(path).parent.parent.name, self.stored[entry], language)
+                Path(path).parent.parent.name, self.stored[entry], language, exercise)
 
     def record(self, student, path, result, graded_cells=None):
         entry, folder = self._entry(path), Path(path).parent.parent.name

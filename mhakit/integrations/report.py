@@ -9,7 +9,6 @@ from collections import Counter
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from ..exercise import current
 from ..grader.result import Result, Status
 from ..selfcheck.notebook_file import one_line
 
@@ -37,10 +36,9 @@ def diagnosed_mistakes(results):
                   key=lambda row: (-row[1], -row[2], row[0]))
 
 
-def score_histogram(results, total=None):
-    """[(low, high, count)] in ten bins from 0 to the exercise's total, which falls in the
-    last bin."""
-    total = current().total if total is None else total
+def score_histogram(results, total):
+    """[(low, high, count)] in ten bins from 0 to ``total``, the exercise's, which falls
+    in the last bin."""
     scores = [result.score for result in results.values()]
     bins = [(total * i / 10, total * (i + 1) / 10) for i in range(10)]
     return [(low, high, sum(low <= s < high or (high == total and s == total) for s in scores))
@@ -53,11 +51,11 @@ def text_histogram(histogram, width=40):
                      for low, high, count in histogram)
 
 
-def write_report(results, out):
+def write_report(results, out, exercise):
     """Write report.md, checks.csv, mistakes.csv and scores.svg; return report.md."""
     out = Path(out)
     failures = check_failures(results)
-    histogram = score_histogram(results)
+    histogram = score_histogram(results, exercise.total)
     with open(out / "checks.csv", "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["check", "failed", "not_implemented", "passed"])
@@ -71,7 +69,7 @@ def write_report(results, out):
     scores = sorted(result.score for result in results.values())
     lines = [f"# Class report: {len(results)} submissions", "",
              f"Median score {scores[len(scores) // 2]:g}, lowest {scores[0]:g}, "
-             f"highest {scores[-1]:g} (auto-graded points out of {current().total:g}).", "",
+             f"highest {scores[-1]:g} (auto-graded points out of {exercise.total:g}).", "",
              "## Score distribution", "", "```", text_histogram(histogram), "```", "",
              "![score distribution](scores.svg)", ""]
     odd = needs_a_look(results)

@@ -13,11 +13,13 @@ from ..grader.result import Result
 class Run:
     """What a sink may need to know about the run: where results go (``out``), the
     gradebook run with ``--gradebook`` (else None), how it graded (``jobs``: a number of
-    processes, or "dask") and its Stopwatch (the parent's own time, spent writing)."""
+    processes, or "dask"), its Stopwatch (the parent's own time, spent writing) and the
+    exercise it graded."""
     out: Path
     book: Any
     jobs: Any
     watch: Any
+    exercise: Any
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
-from ..exercise import current
 from ..grader.grading import warm_up
 from ..sandbox import confinement
 from ..sandbox.limits import Limits
@@ -22,30 +21,30 @@ PRELOADED = ["mhakit.grader.grading", "mhakit.integrations.gradebook",
              "mhakit.integrations.workers"]
 
 
-def pool_options(seed):
+def pool_options(seed, exercise):
     """What every pool of a run is made with: forkserver workers that take this process's
     probe of the confinement rather than each probing again (about 0.2 s of CPU each),
-    end their children in the background, and ready themselves for ``seed``."""
+    end their children in the background, and ready themselves for ``seed`` and
+    ``exercise`` (sent as its folder: see Exercise.__reduce__). The caller has loaded the
+    exercise before this probes, so the probe child tries to read its reference too, as
+    in the doors' gate."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOADED)
-    # The exercise loads first, so that the probe child tries to read its reference too,
-    # as in the doors' gate.
-    current()
     return {"mp_context": context, "initializer": start_worker,
-            "initargs": (confinement.choice(Limits()), seed)}
+            "initargs": (confinement.choice(Limits()), seed, exercise)}
 
 
-def start_worker(choice, seed):
+def start_worker(choice, seed, exercise):
     start_class_worker(choice)
-    warm_up(seed)
+    warm_up(seed, exercise)
 
 
-def started_pool(jobs, submissions, seed):
+def started_pool(jobs, submissions, seed, exercise):
     """A pool of ``jobs`` workers (by default one per core, never more than there are
     ``submissions``), every one of them started now. (A pool otherwise starts a worker
     only when a job is handed to it.)"""
     count = max(1, min(jobs or os.cpu_count() or 1, submissions))
-    pool = ProcessPoolExecutor(max_workers=count, **pool_options(seed))
+    pool = ProcessPoolExecutor(max_workers=count, **pool_options(seed, exercise))
     for _ in range(count):
         pool.submit(int)  # nothing to do: each one starts a worker
     return pool

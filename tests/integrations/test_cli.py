@@ -9,12 +9,13 @@ import sys
 
 import pytest
 
+from mhakit.exercise import current
 from mhakit.grader.result import Result, status_of
 from mhakit.integrations.sinks.grades_csv import csv_columns
 from mhakit.integrations.cli import main, ungraded_line, unwritable_folder
 from tests.attacks.corpus import REPO
 
-CSV_COLUMNS = csv_columns()
+CSV_COLUMNS = csv_columns(current())
 
 MHAKIT = [sys.executable, "-m", "mhakit.integrations.cli"]
 

@@ -7,6 +7,7 @@ written is reported as not graded while the class goes on."""
 import json
 from pathlib import Path
 
+from mhakit.exercise import current
 from mhakit.integrations import batch, sinks
 from mhakit.integrations.sink import Taken
 from mhakit.integrations.sinks.timing import Timing
@@ -62,12 +63,12 @@ def a_result(score):
 def test_a_student_whose_results_cannot_be_written_goes_on_as_not_graded():
     later = Keeps()
     places = [Refuses("ann"), later]
-    kept = batch._into(places, Taken("ann", a_result(90.0), "graded"), seed=4)
+    kept = batch._into(places, Taken("ann", a_result(90.0), "graded"), 4, current())
     assert kept.status is Status.FAILED
     assert kept.score == 0 and "No space left on device" in kept.extra["error"]
     assert kept.extra["batch_notes"] == ["two notebooks in the folder"]
     assert later.taken[-1].result is kept  # the later sinks hear it as not graded
-    other = batch._into(places, Taken("ben", a_result(80.0), "graded"), seed=4)
+    other = batch._into(places, Taken("ben", a_result(80.0), "graded"), 4, current())
     assert other.score == 80.0 and later.taken[-1].result is other
 
 

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from mhakit.exercise import current
 from mhakit.grader.grading import _prepared_for, warm_up
 from mhakit.grader.result import Status
 from mhakit.integrations.batch import grade_folder
@@ -24,7 +25,7 @@ def what_this_worker_holds(seconds):
 
 
 def test_every_worker_has_its_plan_and_a_spare_child_before_its_first_notebook():
-    with started_pool(2, 10, seed=5) as pool:
+    with started_pool(2, 10, seed=5, exercise=current()) as pool:
         held = [pool.submit(what_this_worker_holds, 0.5) for _ in range(2)]
         held = [future.result(timeout=120) for future in held]
     assert len({pid for pid, _, _ in held}) == 2, held
@@ -33,7 +34,7 @@ def test_every_worker_has_its_plan_and_a_spare_child_before_its_first_notebook()
 
 def test_a_pool_starts_no_more_workers_than_there_are_notebooks():
     before = set(multiprocessing.active_children())
-    with started_pool(4, 1, seed=5) as pool:
+    with started_pool(4, 1, seed=5, exercise=current()) as pool:
         pool.submit(int).result(timeout=120)
         started = set(multiprocessing.active_children()) - before
     assert len(started) == 1

@@ -8,9 +8,13 @@ FILES = ("report.md", "checks.csv", "mistakes.csv", "scores.svg")
 
 
 class ClassReport(WholeClass):
+    def __init__(self, out, exercise):
+        super().__init__(out)
+        self.exercise = exercise
+
     def finish(self, results):
-        write_report(results, self.out)
+        write_report(results, self.out, self.exercise)
 
 
 def sink(run):
-    return ClassReport(run.out)
+    return ClassReport(run.out, run.exercise)
