@@ -84,15 +84,45 @@ def test_the_tests_that_share_a_costly_fixture_are_one_group(collected):
     assert len(free) > len(tests) / 2  # the rest are handed out one by one
 
 
-def test_a_parallel_run_gives_a_group_to_one_worker():
-    # Two tests that share a module-scoped fixture, and one that does not. xdist's own
-    # xdist_group mark sent the two to two workers under pytest 9.
+# A module of its own for the parallel run below: two tests share a module-scoped fixture,
+# a third does not. Each pauses, so that xdist, left to itself, would give the first
+# and third to one worker and the second to the other.
+SHARING = """
+import time
+import pytest
+
+@pytest.fixture(scope="module")
+def shared():
+    return object()
+
+def test_first_shares(shared):
+    time.sleep(0.3)
+
+def test_second_shares(shared):
+    time.sleep(0.3)
+
+def test_alone():
+    time.sleep(0.3)
+"""
+# The suite's own hooks (tests/conftest.py), and nothing else of it.
+HOOKS = """
+from tests.conftest import (pytest_collection_modifyitems, pytest_configure,
+                            pytest_configure_node, pytest_unconfigure,
+                            pytest_xdist_make_scheduler)
+"""
+
+
+def test_a_parallel_run_gives_a_group_to_one_worker(tmp_path):
+    # xdist's own xdist_group mark sent the two to two workers under pytest 9.
+    (tmp_path / "test_sharing.py").write_text(SHARING, encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(HOOKS, encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-v",
-         "tests/grader/test_grading.py", "-k", "full_points or same_seed"],
-        capture_output=True, text=True, timeout=600, cwd=REPO)
+         "test_sharing.py"], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))))
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     workers = {test: worker for worker, test in re.findall(r"\[(gw\d+)\] .*PASSED (\S+)",
                                                            done.stdout)}
-    shared = {worker for test, worker in workers.items() if "full_points" in test}
+    shared = {worker for test, worker in workers.items() if "shares" in test}
     assert len(workers) == 3 and len(shared) == 1, done.stdout
