@@ -214,6 +214,7 @@ def test_an_unconfined_grade_is_flagged_in_nbgraders_gradebook(course, tmp_path)
     assert done.returncode != 0 and done.stderr.count("refusing to grade") == 1, done.stderr
 
 
+@pytest.mark.slow
 def test_autograde_without_the_assignment_in_the_gradebook_says_to_build_first(course, tmp_path):
     """A fresh clone has the release but no gradebook.db: nbgrader once printed a
     30-line traceback per student."""
