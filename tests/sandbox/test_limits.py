@@ -142,16 +142,19 @@ def test_eight_forked_processes_share_one_memory_limit(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cgroups.SubmissionCgroup, "kill", measured_kill)
     name = unique_name("hog")
-    path = notebook(tmp_path, answer_softmax=hogs(8, 320, name))  # 2.5 GB asked for in all
+    hog = 320 << 20
+    path = notebook(tmp_path, answer_softmax=hogs(8, hog >> 20, name))  # 2.5 GB in all
     with Sampler(name) as sampler:
         result = grade_notebook(path, seed=3)
     extra = result.extra
     assert extra["parts"] == expected(("softmax",)), extra
     assert any(layer.startswith("cgroup v") and "1024 MB" in layer
                for layer in extra["isolation"]), extra["isolation"]
-    # Pages the child inherited from the warm parent are charged to that parent's cgroup,
-    # not to the submission's, but show in the hogs' own counts: a little slack for them.
-    assert sampler.peak <= limit + (64 << 20), f"the hogs held {sampler.peak >> 20} MB"
+    # Seen from outside, the hogs held well under the 2.5 GB they asked for. The slack: a
+    # sample reads the hogs one after another, and on a busy machine one may free its
+    # memory, and another take it, between two reads; and the pages they inherited from
+    # the warm parent are charged to that parent's cgroup but show in their own counts.
+    assert sampler.peak <= limit + hog, f"the hogs held {sampler.peak >> 20} MB"
     assert None not in peaks and max(peaks) <= limit
     # The attack was real: together the hogs reached the limit they were held to.
     assert max(peaks) >= limit // 2, f"peak {max(peaks) >> 20} MB"
