@@ -5,6 +5,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,29 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     worker_groups.unconfigure(config)
+    building = config.stash.get(COURSE_BUILDING, None)
+    if building is not None:
+        building.join()
+
+
+COURSE_BUILDING = pytest.StashKey[threading.Thread]()
+
+
+def pytest_sessionstart(session):
+    """In the controller of a parallel run of the whole suite: the shared course
+    (``course``), built in a thread while the workers start and collect, instead of by the
+    first worker that asks for it while the others wait (9 s alone, 20 s and more in a
+    busy run). A build that fails here is made again by that worker, which then says why."""
+    config = session.config
+    factory = getattr(config, "_tmp_path_factory", None)
+    whole_suite = any(Path(arg).resolve() == REPO / "tests" for arg in config.args)
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None) \
+            or factory is None or not whole_suite:
+        return
+    building = threading.Thread(target=built_once, args=(factory, "course", _build_course),
+                                name="course", daemon=True)
+    building.start()
+    config.stash[COURSE_BUILDING] = building
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's: -p no:xdist leaves it out
