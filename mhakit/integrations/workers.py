@@ -9,6 +9,7 @@ nbgrader), so that neither waits for the other.
 
 import multiprocessing
 import os
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
 from ..grader.grading import warm_up
@@ -45,6 +46,14 @@ def started_pool(jobs, submissions, seed, exercise):
     only when a job is handed to it.)"""
     count = max(1, min(jobs or os.cpu_count() or 1, submissions))
     pool = ProcessPoolExecutor(max_workers=count, **pool_options(seed, exercise))
-    for _ in range(count):
-        pool.submit(int)  # nothing to do: each one starts a worker
+    try:
+        for _ in range(count):
+            pool.submit(int)  # nothing to do: each one starts a worker
+    except OSError as error:
+        pool.shutdown(wait=False)
+        if "AF_UNIX path too long" in str(error):  # the forkserver's socket, in TMPDIR
+            raise ValueError(f"the temporary folder {tempfile.gettempdir()} is too long a "
+                             "path for the grading processes' socket; set TMPDIR to a "
+                             "shorter one, such as /tmp") from None
+        raise
     return pool

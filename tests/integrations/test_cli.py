@@ -224,6 +224,24 @@ def test_a_dask_scheduler_that_is_not_there_is_one_line(address, says, tmp_path)
     assert says in done.stderr
     assert not (out / "grades.csv").exists()
 
+
+def test_a_temporary_folder_too_long_for_the_workers_socket_is_one_line(tmp_path):
+    """multiprocessing puts its forkserver's socket in TMPDIR, and a Unix socket's path
+    holds at most 107 bytes: a longer folder stopped the run with a traceback."""
+    submitted = tmp_path / "submitted"
+    submitted.mkdir()
+    (submitted / "alice.ipynb").write_text("{}", encoding="utf-8")
+    long_folder = tmp_path / ("t" * 110)
+    long_folder.mkdir()
+    out = tmp_path / "out"
+    done = mhakit("grade", str(submitted), "--out", str(out), "--quiet",
+                  env=dict(os.environ, TMPDIR=str(long_folder)))
+    assert done.returncode == 2
+    assert_one_line_error(done.stderr, "grade")
+    assert "set TMPDIR to a shorter one" in done.stderr
+    assert not (out / "grades.csv").exists()
+
+
 def test_the_language_option_overrides_the_notebooks_own(course, tmp_path):
     from tests.mha_exercise import CATALOGUE
 
