@@ -88,3 +88,19 @@ def pass_on(**values):
     for field, value in values.items():
         name, written = _PASSED_ON[field]
         os.environ[name] = written(value)
+
+
+def passed_on() -> dict[str, str | None]:
+    """What ``pass_on`` may set, as this process's environment holds it now: for a process
+    started before it was set (the grading workers come from a forkserver that a run
+    starts early), which takes it with ``take_on``."""
+    return {name: os.environ.get(name) for name, _ in _PASSED_ON.values()}
+
+
+def take_on(values: dict[str, str | None]) -> None:
+    """Make ``passed_on()`` of another process this one's own."""
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mhakit.settings import Settings, exercise_folder, pass_on, settings
+from mhakit.settings import Settings, exercise_folder, pass_on, passed_on, settings, take_on
 
 KIT = Path(__file__).resolve().parent.parent / "mhakit"
 
@@ -53,6 +53,20 @@ def test_pass_on_sets_what_the_next_process_reads(monkeypatch):
     pass_on(exercise="/x/ex", allow_unconfined=True, warned=True)
     assert os.environ["MHAKIT_ALLOW_UNCONFINED"] == "1" and os.environ["MHAKIT_WARNED"] == "1"
     assert settings() == Settings(exercise="/x/ex", allow_unconfined=True, warned=True)
+
+
+def test_what_one_process_passes_on_another_takes_on_whole(monkeypatch):
+    """A worker forked from a process that predates the run's pass_on takes the run's
+    values, and loses one the run does not have."""
+    monkeypatch.setenv("MHAKIT_WARNED", "")
+    monkeypatch.delenv("MHAKIT_ALLOW_UNCONFINED", raising=False)
+    pass_on(warned=True)
+    run = passed_on()
+    assert run["MHAKIT_WARNED"] == "1" and run["MHAKIT_ALLOW_UNCONFINED"] is None
+    monkeypatch.setenv("MHAKIT_WARNED", "0")
+    monkeypatch.setenv("MHAKIT_ALLOW_UNCONFINED", "1")  # the older process's own
+    take_on(run)
+    assert os.environ["MHAKIT_WARNED"] == "1" and "MHAKIT_ALLOW_UNCONFINED" not in os.environ
 
 
 def test_no_other_module_reads_an_mhakit_variable_itself():

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING
 # jsonschema's own `import` fail, and it skips that one format, as it does when the
 # package is absent. Only this command's process is affected.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+# numpy's OpenBLAS starts a thread per core, which spins for about 0.1 s of CPU in every
+# process that imports numpy (this one, the workers' forkserver, each worker) and then
+# never has work: the grader's products are small, and its parallel work is processes.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from ..selfcheck.wording import LANGUAGES  # noqa: E402 - after the entry above
 
@@ -25,6 +29,8 @@ if TYPE_CHECKING:  # the grader is imported only by the commands that grade
 
 def _grade(args):
     paths = [Path(p) for p in args.paths]
+    if not args.dask and not any(path.is_file() for path in paths):
+        _head_start(args)
     problem = _problem_before_grading(paths, args)
     if problem:
         print(f"mhakit grade: {problem}", file=sys.stderr)
@@ -32,6 +38,18 @@ def _grade(args):
     if len(paths) == 1 and paths[0].is_file():
         return _grade_one(paths[0], args)
     return _grade_folders(paths, args)
+
+
+def _head_start(args):
+    """A class run's slow starts, begun before the checks that precede grading (whose
+    probe child leaves this process waiting): the workers' forkserver and, for
+    --gradebook, nbgrader's imports. A run that is then refused has lost nothing."""
+    from .workers import start_forkserver
+
+    start_forkserver()
+    if args.gradebook is not None:
+        from .gradebook import import_nbgrader_meanwhile
+        import_nbgrader_meanwhile()
 
 
 def _problem_before_grading(paths, args):

@@ -14,15 +14,53 @@ an edited test cell or changed points count for nothing. Written answers are lef
 manual grading in formgrader, unless they are untouched (0 points, "No response.").
 """
 
+import importlib.util
 import json
 import os
 import shutil
+import sys
+import threading
 from pathlib import Path
 
 from ..exercise import of_result
 from ..grader.result import Status
 from ..selfcheck.cells import carries, grade_id_of, in_nbformat_shape, nbgrader_meta
 from .cell_outputs import test_cell_outputs, test_cell_part
+
+
+def import_nbgrader_meanwhile():
+    """Start importing what reading and writing the gradebook needs (nbgrader's API and
+    rules, nbformat: about 0.35 s of CPU) in a thread: `mhakit grade` calls this before it
+    probes its confinement and starts its workers, which mostly wait on other processes.
+    The run's own imports then find the modules loaded, or wait for them to be."""
+    _nbgrader_package_alone()
+
+    def load():
+        try:
+            import nbformat  # noqa: F401
+            import nbgrader.api
+            import nbgrader.utils  # noqa: F401
+        except Exception:  # noqa: BLE001 - the run imports them again, and says why not
+            pass
+
+    # Not a daemon: an interpreter that exits (a refused run) waits for the import to end.
+    threading.Thread(target=load, name="mhakit-import-nbgrader").start()
+
+
+def _nbgrader_package_alone():
+    """Register nbgrader's package without running its __init__, which imports the
+    Jupyter server extensions (nbconvert, jupyter_server: about 0.25 s of a run's start)
+    that the gradebook never uses; its modules (api, utils) import as usual. Only in a
+    process that has not imported nbgrader yet, such as the `mhakit` command's own."""
+    if "nbgrader" in sys.modules:
+        return
+    spec = importlib.util.find_spec("nbgrader")
+    if spec is None:
+        return  # not installed: the gradebook's own import says so
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["nbgrader"] = package
+    from nbgrader._version import __version__
+    package.__version__ = __version__
 
 
 def release_cells(course, assignment, notebook):

@@ -8,6 +8,7 @@ nbgrader), so that neither waits for the other.
 """
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -16,26 +17,41 @@ from ..grader.grading import warm_up
 from ..sandbox import confinement
 from ..sandbox.limits import Limits
 from ..sandbox.process import start_class_worker
+from ..settings import passed_on, take_on
 
 # Imported once, in the process the workers are forked from, not once in each of them.
 PRELOADED = ["mhakit.grader.grading", "mhakit.integrations.gradebook",
              "mhakit.integrations.workers"]
 
 
+def start_forkserver():
+    """Start the forkserver the workers come from now, so that its imports (PRELOADED,
+    about 0.15 s) overlap what a run does before it starts its pool: the gate's probe
+    child, reading the submissions. Best effort: a forkserver that cannot start now
+    fails again when the pool starts, and is reported there (``started_pool``)."""
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOADED)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    except OSError:
+        pass
+
+
 def pool_options(seed, exercise):
     """What every pool of a run is made with: forkserver workers that take this process's
     probe of the confinement rather than each probing again (about 0.2 s of CPU each),
     end their children in the background, and ready themselves for ``seed`` and
-    ``exercise`` (sent as its folder: see Exercise.__reduce__). The caller has loaded the
+    ``exercise`` (sent as its folder: see Exercise.__reduce__), with the settings this
+    process passes on as they are now (its forkserver may predate them). The caller has loaded the
     exercise before this probes, so the probe child tries to read its reference too, as
     in the doors' gate."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOADED)
     return {"mp_context": context, "initializer": start_worker,
-            "initargs": (confinement.choice(Limits()), seed, exercise)}
+            "initargs": (confinement.choice(Limits()), seed, exercise, passed_on())}
 
 
-def start_worker(choice, seed, exercise):
+def start_worker(choice, seed, exercise, settings):
+    take_on(settings)  # set after the forkserver started (--allow-unconfined: see gate.py)
     start_class_worker(choice)
     warm_up(seed, exercise)
 

@@ -308,3 +308,16 @@ def test_several_exercises_in_mhakit_exercise_load_and_exercise_goes_first(
     monkeypatch.setenv("MHAKIT_EXERCISE", f"{second}{os.pathsep}{tmp_path / 'no-exercise'}")
     assert main(["grade", str(tmp_path / "nothing-here")]) == 2
     assert f"mhakit: exercise {tmp_path / 'no-exercise'}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given, held", [(None, "1"), ("3", "3")])
+def test_the_command_asks_numpy_for_one_blas_thread_unless_told(given, held):
+    """A BLAS thread per core spins for a tenth of a second in every grading process that
+    imports numpy, and never has work there; a value the instructor set is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = "import os, mhakit.integrations.cli; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == held, done.stderr

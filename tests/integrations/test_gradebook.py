@@ -114,6 +114,24 @@ def test_mhakit_grade_fills_the_gradebook_as_nbgrader_autograde_does(course, tmp
     assert exports[0] == exports[1]  # rows in the order students entered the gradebook
 
 
+def test_the_gradebook_is_read_without_importing_nbgraders_server():
+    """`mhakit grade --gradebook` imports nbgrader's API and rules, not the Jupyter server
+    extensions that nbgrader's package imports (about 0.25 s of every run's start)."""
+    code = ("import sys\n"
+            "from mhakit.integrations.gradebook import import_nbgrader_meanwhile\n"
+            "import_nbgrader_meanwhile()\n"
+            "from nbgrader.api import Gradebook\n"
+            "from nbgrader.utils import compute_checksum\n"
+            "import nbgrader\n"
+            "print(nbgrader.__version__, sorted(m for m in ('nbconvert', 'jupyter_server') "
+            "if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    version, loaded = done.stdout.split(" ", 1)
+    assert version[0].isdigit() and loaded.strip() == "[]"
+
+
 def test_with_a_gradebook_everyone_it_can_hold_is_in_it(odd_class):
     from nbgrader.api import Gradebook, MissingEntry
 

@@ -12,8 +12,9 @@ from mhakit.exercise import current
 from mhakit.grader.grading import _prepared_for, warm_up
 from mhakit.grader.result import Status
 from mhakit.integrations.batch import grade_folder
-from mhakit.integrations.workers import started_pool
+from mhakit.integrations.workers import start_forkserver, started_pool
 from mhakit.sandbox import process
+from mhakit.settings import passed_on
 from tests.conftest import grade_answers
 
 
@@ -30,6 +31,17 @@ def test_every_worker_has_its_plan_and_a_spare_child_before_its_first_notebook()
         held = [future.result(timeout=120) for future in held]
     assert len({pid for pid, _, _ in held}) == 2, held
     assert all(spare and plans == 1 for _, spare, plans in held), held
+
+
+def test_a_setting_passed_on_after_the_forkserver_started_reaches_the_workers(monkeypatch):
+    """`mhakit grade` starts the workers' forkserver before its gate, which may then pass
+    on --allow-unconfined (or that it warned): the workers, forked from that older
+    process, hold the run's settings all the same."""
+    start_forkserver()
+    monkeypatch.setenv("MHAKIT_WARNED", "1")  # as pass_on(warned=True) does, put back after
+    with started_pool(1, 1, seed=5, exercise=current()) as pool:
+        held = pool.submit(passed_on).result(timeout=120)
+    assert held["MHAKIT_WARNED"] == "1"
 
 
 def test_a_pool_starts_no_more_workers_than_there_are_notebooks():
