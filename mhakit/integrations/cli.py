@@ -9,19 +9,15 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# jsonschema checks the "iri" format with rfc3987_syntax when that is installed (Jupyter
-# pulls it in), and importing it compiles 38 Earley grammars: about a second of every
-# `mhakit grade --gradebook`, spent before the first notebook, on a check that nbformat
-# and nbgrader never ask for (neither validates with a format checker). A None entry makes
-# jsonschema's own `import` fail, and it skips that one format, as it does when the
-# package is absent. Only this command's process is affected.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-# numpy's OpenBLAS starts a thread per core, which spins for about 0.1 s of CPU in every
-# process that imports numpy (this one, the workers' forkserver, each worker) and then
-# never has work: the grader's products are small, and its parallel work is processes.
+from ..lean_imports import leave_out_iri_parsers
+
+leave_out_iri_parsers()  # before anything imports jsonschema: see lean_imports.py
+# numpy's OpenBLAS starts a thread per core as it loads, which spins for up to about 0.1 s
+# of CPU (measured here: in this process and in the workers' forkserver) and then never
+# has work: the grader's products are small, and its parallel work is processes.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from ..selfcheck.wording import LANGUAGES  # noqa: E402 - after the entry above
+from ..selfcheck.wording import LANGUAGES  # noqa: E402 - after the settings above
 
 if TYPE_CHECKING:  # the grader is imported only by the commands that grade
     from ..grader.result import Result
