@@ -25,6 +25,7 @@ from ..grader.tampering import layout_of
 from ..selfcheck.known_answers import encode
 from ..selfcheck.wording import pick
 from . import lesson
+from .nbgrader_command import command as nbgrader_command
 
 SHIPPED_PACKAGE = "mhakit_student"
 SELFCHECK_DIR = Path(__file__).resolve().parents[1] / "selfcheck"
@@ -284,8 +285,7 @@ def write_source(exercise, course_dir, assignments=None):
 
 def generate_release(course_dir, assignment):
     """Run nbgrader's generate_assignment in ``course_dir``; return the release folder."""
-    command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
-               "--log-level=WARN"]
+    command = nbgrader_command("generate_assignment", assignment, "--force", "--log-level=WARN")
     done = subprocess.run(command, cwd=course_dir, capture_output=True, text=True,
                           env=tool_environment())
     if done.returncode != 0:
