@@ -12,12 +12,6 @@ from typing import TYPE_CHECKING
 from ..lean_imports import leave_out_iri_parsers
 
 leave_out_iri_parsers()  # before anything imports jsonschema: see lean_imports.py
-# numpy's OpenBLAS starts a thread per core as it loads, which spins for up to about 0.1 s
-# of CPU (measured here: in this process and in the workers' forkserver) and then never
-# has work: the grader's products are small, and its parallel work is processes.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-from ..selfcheck.wording import LANGUAGES  # noqa: E402 - after the settings above
 
 if TYPE_CHECKING:  # the grader is imported only by the commands that grade
     from ..grader.result import Result
@@ -25,7 +19,7 @@ if TYPE_CHECKING:  # the grader is imported only by the commands that grade
 
 def _grade(args):
     paths = [Path(p) for p in args.paths]
-    if not args.dask and not any(path.is_file() for path in paths):
+    if not args.dask and all(path.is_dir() for path in paths):
         _head_start(args)
     problem = _problem_before_grading(paths, args)
     if problem:
@@ -228,6 +222,8 @@ def _demo(args):
 
 
 def parser():
+    from ..selfcheck.wording import LANGUAGES
+
     top = argparse.ArgumentParser(prog="mhakit", description=__doc__)
     top.add_argument("--verbose", "-v", action="store_true",
                      help="also say, on stderr, how the confinement of student code was "
@@ -334,7 +330,18 @@ def log_to_stderr(verbose=False):
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
 
 
+def one_blas_thread():
+    """numpy's OpenBLAS starts a thread per core as it loads, which spins for up to about
+    0.1 s of CPU (measured: in the command's process and in the workers' forkserver) and
+    then never has work: the grader's products are small, and its parallel work is
+    processes. Only in a process that has not imported numpy yet, the command's own: a
+    program that calls ``main`` keeps its environment, and so do the kernels it starts."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv=None):
+    one_blas_thread()
     args = parsed(argv)
     log_to_stderr(args.verbose)
     from ..exercise import load

@@ -317,7 +317,23 @@ def test_the_command_asks_numpy_for_one_blas_thread_unless_told(given, held):
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if given:
         env["OPENBLAS_NUM_THREADS"] = given
-    code = "import os, mhakit.integrations.cli; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    code = ("import os, sys\n"
+            "from mhakit.integrations.cli import main\n"
+            "assert 'numpy' not in sys.modules  # else the setting would come too late\n"
+            "main(['grade', 'no-such-folder'])\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'])\n")
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.strip() == held, done.stderr
+
+
+def test_a_program_that_calls_main_keeps_its_blas_threads():
+    """The kernels a test or a notebook starts after calling main are left as they were."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = ("import os, numpy\n"
+            "from mhakit.integrations.cli import main\n"
+            "main(['grade', 'no-such-folder'])\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "None", done.stderr
