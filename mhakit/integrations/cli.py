@@ -33,7 +33,8 @@ def _grade(args):
 def _head_start(args):
     """A class run's slow starts, begun before the checks that precede grading (whose
     probe child leaves this process waiting): the workers' forkserver and, for
-    --gradebook, nbgrader's imports. A run that is then refused has lost nothing."""
+    --gradebook, nbgrader's imports. A run that is then refused has written nothing; it
+    ends when those imports have."""
     from .workers import start_forkserver
 
     start_forkserver()

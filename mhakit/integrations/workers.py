@@ -41,9 +41,9 @@ def pool_options(seed, exercise):
     probe of the confinement rather than each probing again (about 0.2 s of CPU each),
     end their children in the background, and ready themselves for ``seed`` and
     ``exercise`` (sent as its folder: see Exercise.__reduce__), with the settings this
-    process passes on as they are now (its forkserver may predate them). The caller has loaded the
-    exercise before this probes, so the probe child tries to read its reference too, as
-    in the doors' gate."""
+    process passes on as they are now (its forkserver may predate them). The caller has
+    loaded the exercise before this probes, so the probe child tries to read its
+    reference too, as in the doors' gate."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOADED)
     return {"mp_context": context, "initializer": start_worker,
