@@ -24,12 +24,18 @@ PRELOADED = ["mhakit.grader.grading", "mhakit.integrations.gradebook",
              "mhakit.integrations.workers"]
 
 
+def _forkserver_context():
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOADED)
+    return context
+
+
 def start_forkserver():
     """Start the forkserver the workers come from now, so that its imports (PRELOADED,
     about 0.15 s) overlap what a run does before it starts its pool: the gate's probe
     child, reading the submissions. Best effort: a forkserver that cannot start now
     fails again when the pool starts, and is reported there (``started_pool``)."""
-    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOADED)
+    _forkserver_context()
     try:
         multiprocessing.forkserver.ensure_running()
     except OSError:
@@ -44,9 +50,7 @@ def pool_options(seed, exercise):
     process passes on as they are now (its forkserver may predate them). The caller has
     loaded the exercise before this probes, so the probe child tries to read its
     reference too, as in the doors' gate."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOADED)
-    return {"mp_context": context, "initializer": start_worker,
+    return {"mp_context": _forkserver_context(), "initializer": start_worker,
             "initargs": (confinement.choice(Limits()), seed, exercise, passed_on())}
 
 

@@ -25,6 +25,16 @@ def mhakit(*args, cwd=None, env=None):
                           timeout=600, env=env)
 
 
+def fresh_python(code, env=None):
+    """``python -c code`` in a new interpreter, as the `mhakit` command starts one."""
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def without_blas_setting():
+    return {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+
+
 def assert_one_line_error(stderr, command):
     """What a mistake on the command line must give: one line that names the command,
     never a traceback."""
@@ -287,8 +297,7 @@ def test_the_command_line_skips_rfc3987_syntax_and_nbformat_still_validates():
         "    nbformat.validate(broken)\n"
         "except nbformat.ValidationError:\n"
         "    print('refused')\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    done = fresh_python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused"
 
@@ -314,7 +323,7 @@ def test_several_exercises_in_mhakit_exercise_load_and_exercise_goes_first(
 def test_the_command_asks_numpy_for_one_blas_thread_unless_told(given, held):
     """A BLAS thread per core spins for a tenth of a second in every grading process that
     imports numpy, and never has work there; a value the instructor set is kept."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env = without_blas_setting()
     if given:
         env["OPENBLAS_NUM_THREADS"] = given
     code = ("import os, sys\n"
@@ -322,18 +331,15 @@ def test_the_command_asks_numpy_for_one_blas_thread_unless_told(given, held):
             "assert 'numpy' not in sys.modules  # else the setting would come too late\n"
             "main(['grade', 'no-such-folder'])\n"
             "print(os.environ['OPENBLAS_NUM_THREADS'])\n")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = fresh_python(code, env)
     assert done.stdout.strip() == held, done.stderr
 
 
 def test_a_program_that_calls_main_keeps_its_blas_threads():
     """The kernels a test or a notebook starts after calling main are left as they were."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     code = ("import os, numpy\n"
             "from mhakit.integrations.cli import main\n"
             "main(['grade', 'no-such-folder'])\n"
             "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = fresh_python(code, without_blas_setting())
     assert done.stdout.strip() == "None", done.stderr

@@ -13,6 +13,7 @@ from mhakit.grader.result import Result
 
 from tests.integrations.test_batch import (HONEST, SHOWN, check_the_class, mhakit,  # noqa: F401
                                            odd_class, read_grades)  # odd_class: a fixture
+from tests.integrations.test_cli import fresh_python
 from tests.integrations.test_nbgrader_plugin import flags, nbgrader, unconfined_course
 
 
@@ -125,8 +126,7 @@ def test_the_gradebook_is_read_without_importing_nbgraders_server():
             "import nbgrader\n"
             "print(nbgrader.__version__, sorted(m for m in ('nbconvert', 'jupyter_server') "
             "if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    done = fresh_python(code)
     assert done.returncode == 0, done.stderr
     version, loaded = done.stdout.split(" ", 1)
     assert version[0].isdigit() and loaded.strip() == "[]"
