@@ -24,6 +24,7 @@ from mhakit.exercise import BUILT_IN, FOLDER_VARIABLE, current, load
 from mhakit.grader.diagnosis import catalogue
 from mhakit.grader.grading import ordered_checks
 from mhakit.selfcheck.fingerprints import MISTAKE_LABEL
+from tests.conftest import NBGRADER
 
 REPO = Path(__file__).resolve().parent.parent
 FOLDER = Path(__file__).resolve().parent / "second_exercise"
@@ -54,7 +55,7 @@ def exercise_environment():
 
 
 def nbgrader(course, *args):
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course,
+    done = subprocess.run([*NBGRADER, *args], cwd=course,
                           env=exercise_environment(), capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -17,6 +17,7 @@ from tests.mha_exercise import POINTS, QUIZ_POINTS
 from mhakit.sandbox import Limits
 
 from tests.attacks.corpus import ATTACKS, REPO
+from tests.conftest import NBGRADER
 
 FULL = {name: float(sum(p)) for name, p in POINTS.items()}
 FULL["quiz"] = float(sum(QUIZ_POINTS.values()))
@@ -93,10 +94,10 @@ def corpus_course(course, tmp_path_factory):
                                                                     skip=NBGRADER_OUTPUTS))
     env = dict(os.environ, **LIMITS,
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
-    autograde = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", "--force",
+    autograde = subprocess.run([*NBGRADER, "autograde", "mha", "--force",
                                 "--IsolatedAutograde.seed=7"], cwd=root, env=env,
                                capture_output=True, text=True, timeout=1800)
-    exported = subprocess.run([sys.executable, "-m", "nbgrader", "export", "--to",
+    exported = subprocess.run([*NBGRADER, "export", "--to",
                                "nbgrader_grades.csv"], cwd=root, env=env, capture_output=True,
                               text=True, timeout=600)
     assert exported.returncode == 0, exported.stderr
@@ -160,7 +161,7 @@ def test_student_code_changed_no_file_outside_its_scratch_folder(corpus_course):
 
 @pytest.mark.slow
 def test_feedback_shows_no_hidden_test_and_no_input(corpus_course):
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_feedback", "mha",
+    done = subprocess.run([*NBGRADER, "generate_feedback", "mha",
                            "--force"], cwd=corpus_course["root"], env=corpus_course["env"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

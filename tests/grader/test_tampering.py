@@ -21,6 +21,7 @@ from tests.attacks.corpus import RELEASE, REPO, _duplicate_with, _rename
 from tests.attacks.on_metadata import (METADATA_ATTACKS, REDEFINING_SOFTMAX, _added_cell,
                                        _as_code, _as_markdown, _outputs, _run_top_to_bottom,
                                        _set_meta, _swap_ids)
+from tests.conftest import NBGRADER
 
 
 SOFTMAX_POINTS = float(sum(POINTS["softmax"]))
@@ -179,7 +180,7 @@ def test_both_paths_give_the_same_score_when_a_later_cell_redefines_softmax(cour
                                                  os.environ["PATH"]]))
     for command in (["autograde", "mha", "--force", "--IsolatedAutograde.seed=3"],
                     ["export", "--to", "scores.csv"]):
-        done = subprocess.run([sys.executable, "-m", "nbgrader", *command], cwd=root, env=env,
+        done = subprocess.run([*NBGRADER, *command], cwd=root, env=env,
                               capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
     with open(root / "scores.csv", newline="", encoding="utf-8") as handle:
@@ -271,7 +272,7 @@ def test_the_source_notebook_is_flagged_on_both_doors(course, tmp_path):
         path.write_text(json.dumps(notebook), encoding="utf-8")
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                  os.environ["PATH"]]))
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", "--force",
+    done = subprocess.run([*NBGRADER, "autograde", "mha", "--force",
                            "--IsolatedAutograde.seed=3"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

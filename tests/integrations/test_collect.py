@@ -20,6 +20,7 @@ import pytest
 
 from mhakit.grader.tampering import collect_findings
 from mhakit.integrations.collect import RECORD
+from tests.conftest import NBGRADER
 
 pytestmark = pytest.mark.slow
 ALICE, BOB, MALLORY = "mhkc-alice", "mhkc-bob", "mhkc-mallory"
@@ -63,7 +64,7 @@ class Course:
         self.inbound = self.exchange / "mha-kit" / "inbound"
 
     def nbgrader(self, *args, cwd=None, ok=True):
-        done = subprocess.run([sys.executable, "-m", "nbgrader", *args,
+        done = subprocess.run([*NBGRADER, *args,
                                f"--Exchange.root={self.exchange}"], cwd=cwd or self.root,
                               env=self.env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0 or not ok, done.stdout + done.stderr

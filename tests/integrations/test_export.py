@@ -17,6 +17,7 @@ from mhakit.integrations.gradebook import database_url
 from tests.integrations.test_batch import mhakit
 from tests.integrations.test_nbgrader_plugin import nbgrader
 from tests.mha_exercise import fill, sample_answers
+from tests.conftest import NBGRADER
 
 STUDENTS = {  # id: (first name, last name, email); the export lists them by last name
     "ann": ("Ann", "Alpha", "ann@example.org"), "ben": ("Ben", "Beta", ""),
@@ -111,7 +112,7 @@ def export(course, *options):
     # nbgrader runs alembic, from this venv, to create a gradebook that does not exist yet
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent),
                                                  os.environ.get("PATH", "")]))
-    return subprocess.run([sys.executable, "-m", "nbgrader", "export", *options], cwd=course,
+    return subprocess.run([*NBGRADER, "export", *options], cwd=course,
                           env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from ..jupyter_server import free_port, post_json, stop, wait_until_up
 from .test_nbgrader_plugin import nbgrader
+from tests.conftest import NBGRADER
 
 STUDENTS = ("alice_correct", "carol_unimplemented")
 PLAIN = {"MHAKIT_SANDBOX": "plain"}  # nothing confines: the gate must refuse
@@ -83,7 +84,7 @@ def test_a_refusal_on_the_command_line_exits_non_zero_and_keeps_every_grade(grad
     if not force:  # without --force, nbgrader regrades what was submitted after it
         for notebook in (graded_copy / "submitted").rglob("*.ipynb"):
             notebook.touch()
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", *force],
+    done = subprocess.run([*NBGRADER, "autograde", "mha", *force],
                           cwd=graded_copy, env=environment(**PLAIN), capture_output=True,
                           text=True, timeout=600)
     output = done.stdout + done.stderr
@@ -179,7 +180,7 @@ def test_without_the_kits_reader_nothing_is_graded(graded_copy):
     assert reader in text
     config.write_text(text.replace(reader, ""), encoding="utf-8")
     _, scores, _ = state(graded_copy)
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha", "--force"],
+    done = subprocess.run([*NBGRADER, "autograde", "mha", "--force"],
                           cwd=graded_copy, env=environment(), capture_output=True, text=True,
                           timeout=600)
     output = done.stdout + done.stderr
@@ -227,7 +228,7 @@ def open_course(graded):
 def test_a_course_others_can_read_is_refused_until_the_named_chmod_is_run(open_course,
                                                                          person):
     before = state(open_course)
-    command = [sys.executable, "-m", "nbgrader", "autograde", "mha", "--force"]
+    command = [*NBGRADER, "autograde", "mha", "--force"]
     done = subprocess.run(command, cwd=open_course, env=environment(), capture_output=True,
                           text=True, timeout=600)
     output = done.stdout + done.stderr

@@ -15,6 +15,7 @@ from tests.integrations.test_batch import (HONEST, SHOWN, check_the_class, mhaki
                                            odd_class, read_grades)  # odd_class: a fixture
 from tests.integrations.test_cli import fresh_python
 from tests.integrations.test_nbgrader_plugin import flags, nbgrader, unconfined_course
+from tests.conftest import NBGRADER
 
 
 def _class_course(course, target):
@@ -167,7 +168,7 @@ def test_an_unconfined_grade_is_flagged_through_mhakit_grade_gradebook(course, t
     root = unconfined_course(course, tmp_path)
     env = dict(os.environ, MHAKIT_SANDBOX="plain")
     env.pop("MHAKIT_ALLOW_UNCONFINED", None)
-    subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "honest"],
+    subprocess.run([*NBGRADER, "db", "student", "add", "honest"],
                    cwd=root, env=env, capture_output=True, timeout=600, check=True)
     command = [sys.executable, "-m", "mhakit.integrations.cli", "grade", str(root / "submitted"),
                "--gradebook", str(root), "--out", str(tmp_path / "out"), "--quiet"]

@@ -20,12 +20,13 @@ from tests.attacks.corpus import ATTACKS
 from tests.attacks.on_metadata import REDEFINING_SOFTMAX, _set_meta
 from tests.grader.test_tampering import cells_with, filled
 from tests.mha_exercise import EXERCISE, POINTS
+from tests.conftest import NBGRADER
 
 
 def nbgrader(course, *args):
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
+    done = subprocess.run([*NBGRADER, *args], cwd=course, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
@@ -199,7 +200,7 @@ def test_an_unconfined_grade_is_flagged_in_nbgraders_gradebook(course, tmp_path)
     env = dict(os.environ, MHAKIT_SANDBOX="plain",
                PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
     env.pop("MHAKIT_ALLOW_UNCONFINED", None)  # the course's own setting must accept the risk
-    nbgrader = [sys.executable, "-m", "nbgrader"]
+    nbgrader = list(NBGRADER)
     for command in (["db", "student", "add", "honest"], ["autograde", "mha", "--force"]):
         done = subprocess.run(nbgrader + command, cwd=root, env=env, capture_output=True,
                               text=True, timeout=600)
@@ -224,20 +225,20 @@ def test_autograde_without_the_assignment_in_the_gradebook_says_to_build_first(c
     shutil.copytree(course / "submitted", root / "submitted",
                     ignore=shutil.ignore_patterns("mha_en"))  # other tests add some
     shutil.copy(course / "nbgrader_config.py", root / "nbgrader_config.py")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha"], cwd=root,
+    done = subprocess.run([*NBGRADER, "autograde", "mha"], cwd=root,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode != 0
     output = done.stdout + done.stderr
     assert "Traceback" not in output and output.count("run `mhakit build`") == 1, output
     assert "mha-kit: there is no gradebook (" in output
     shutil.copy(course / "gradebook.db", root / "gradebook.db")  # a gradebook without mha_en
-    removed = subprocess.run([sys.executable, "-m", "nbgrader", "db", "assignment", "remove",
+    removed = subprocess.run([*NBGRADER, "db", "assignment", "remove",
                               "mha_en", "--force"], cwd=root, capture_output=True, text=True,
                              timeout=600)
     assert removed.returncode == 0, removed.stderr
     alice = root / "submitted" / "alice_correct"
     (alice / "mha").rename(alice / "mha_en")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "mha_en"], cwd=root,
+    done = subprocess.run([*NBGRADER, "autograde", "mha_en"], cwd=root,
                           capture_output=True, text=True, timeout=600)
     output = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in output

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from mhakit.authoring import nbgrader_command
 from tests.attacks.corpus import ATTACKS, REPO
 from tests.grader.test_attacks import LIMITS, expected_parts
 
@@ -197,7 +198,7 @@ def nbgrader_env(instructor):
 def nbgrader_course(instructor):
     """The instructor's course with the corpus submitted and in the gradebook."""
     course, env = instructor["course"], nbgrader_env(instructor)
-    nbgrader = [instructor["python"], "-m", "nbgrader"]
+    nbgrader = [instructor["python"], "-m", nbgrader_command.__name__]  # as conftest.NBGRADER
     for attack in ATTACKS:
         path = course / "submitted" / attack.name / "mha" / "mha.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +231,7 @@ def test_nbgrader_autograde_on_an_instructors_account_is_confined(nbgrader_cours
 
 def test_nbgrader_autograde_refuses_in_one_line_where_nothing_confines(nbgrader_course, instructor):
     python = instructor["python"]
-    command = [python, WRAPPER[0], "--no-landlock", "--", python, "-m", "nbgrader",
+    command = [python, WRAPPER[0], "--no-landlock", "--", python, "-m", nbgrader_command.__name__,
                "autograde", "mha", "--force"]
     done = run(command, user=USER, cwd=nbgrader_course["course"], env=nbgrader_course["env"])
     assert done.returncode != 0

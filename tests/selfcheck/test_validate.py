@@ -12,6 +12,7 @@ import nbformat
 import pytest
 
 from tests.mha_exercise import EXERCISE, fill, reference_body
+from tests.conftest import NBGRADER
 
 pytestmark = pytest.mark.slow
 WRONG_DOT = "def dot_product(u, v):\n    return np.sum(u * v, axis=0)\n"
@@ -20,7 +21,7 @@ WRONG_DOT = "def dot_product(u, v):\n    return np.sum(u * v, axis=0)\n"
 def nbgrader(folder, *args):
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=folder, env=env,
+    return subprocess.run([*NBGRADER, *args], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -39,6 +39,7 @@ import pytest
 from tests.exercises.mha.honest_notebooks import (ASSIGNMENT, CASES, NOTEBOOKS,
                                                   SLEEP_SECONDS, notebook_of, session_sources)
 from tests.mha_exercise import EXERCISE
+from tests.conftest import NBGRADER
 
 SEED = 23
 CALL_SECONDS = 4.0      # the grader's limit in this test: under three slow cells together
@@ -121,7 +122,7 @@ def nbgrader_autograde(course):
     from nbgrader.api import Gradebook
 
     for assignment in ASSIGNMENT.values():
-        done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment,
+        done = subprocess.run([*NBGRADER, "autograde", assignment,
                                "--force", f"--IsolatedAutograde.seed={SEED}"], cwd=course,
                               capture_output=True, text=True, timeout=900,
                               env=grader_environment())
