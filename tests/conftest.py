@@ -24,7 +24,7 @@ ANSWER_ORDER = ["answer_dot_product", "answer_attention_scores", "answer_softmax
                     f"answer_quiz_{n}" for n in range(1, 7)]
 # The suite's own nbgrader commands: nbgrader's, minus the two costs that
 # mhakit/authoring/nbgrader_command.py leaves out (no test's outcome depends on them, and
-# they were a sixth of the full run's CPU). The README's test and the hub's course run
+# they were about 15% of a full run's CPU). The README's test and the hub's course run
 # nbgrader as an instructor does.
 NBGRADER = nbgrader_command()
 

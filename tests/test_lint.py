@@ -33,3 +33,16 @@ def test_the_version_is_written_once():
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert "version" not in project and "version" in project["dynamic"]
     assert importlib.metadata.version("mha-kit") == mhakit.__version__
+
+
+def test_the_suite_runs_nbgrader_as_the_kits_builds_do():
+    """A test runs nbgrader with conftest's NBGRADER (no iri parsers, no alembic process:
+    about 15% of a full run's CPU), except the one that compares both ways. The README's
+    test runs the README's own commands, and the hub's course runs formgrader."""
+    import re
+
+    plain = re.compile(r"""["']-m["'],\s*["']nbgrader["']""")
+    allowed = {Path("tests/authoring/test_nbgrader_command.py")}
+    found = [path.relative_to(REPO) for path in sorted((REPO / "tests").rglob("*.py"))
+             if plain.search(path.read_text(encoding="utf-8"))]
+    assert set(found) == allowed, found
