@@ -17,7 +17,11 @@ comment of its own. Then, for R rounds, the sides take turns (old, new, old, new
 a busy spell of the machine hits both), each timing
 ``mhakit grade CLASS --out FRESH --seed S --jobs J --fresh --quiet`` as a subprocess
 with time.perf_counter (with ``--gradebook``, CLASS is the demo course's submitted/ folder
-and each round also writes the course's gradebook and autograded/ folder). The table
+and each round also writes the course's gradebook and autograded/ folder). With
+``--door nbgrader`` each round times ``python -m nbgrader autograde ASSIGNMENT --force
+--IsolatedAutograde.seed=S`` instead, in the demo course (whose nbgrader_config.py grades
+with the side's own plugin), once per assignment the class holds; the totals come from
+``nbgrader export``, run after the timing. The table
 gives each side's median and min seconds, notebooks per second and the ratio new/old of
 the medians. The exit status is 1 if the
 two sides give a sample student different totals, 2 if a step fails (its output is shown).
@@ -118,6 +122,12 @@ class Side:
             raise Failure(f"{self.label} ({self.name}): {package} comes from {found}, not "
                           f"from {self.root}\n{done.stderr.strip()}")
 
+    def nbgrader(self, course, *args):
+        # In the course, as an instructor runs it: python -m puts the course first on
+        # sys.path, then PYTHONPATH, this side's root, for its nbgrader_config.py's plugin.
+        return subprocess.run([PYTHON, "-m", "nbgrader", *map(str, args)], cwd=course,
+                              env=self.environment(), capture_output=True, text=True)
+
     def mhakit(self, *args):
         code = f"import sys; from {self.cli} import main; sys.exit(main())"
         return self.python("-c", code, *map(str, args))
@@ -167,6 +177,8 @@ def sign(notebook, student):
 
 
 def grade_once(side, run, args):
+    if args.door == "nbgrader":
+        return autograde_once(side, run, args)
     out = side.work / f"results-{run}"
     command = ["grade", side.klass, "--out", out, "--seed", args.seed, "--jobs", args.jobs,
                "--fresh", "--quiet"] + (["--gradebook", side.course] if args.gradebook else [])
@@ -178,6 +190,28 @@ def grade_once(side, run, args):
     read_totals(side, out / "grades.csv")
     if not args.keep:
         shutil.rmtree(out)
+    log(f"  round {run + 1}, {side.label} ({side.name}): {seconds:.2f} s")
+
+
+def autograde_once(side, run, args):
+    """One round of the nbgrader door: autograde every assignment of the class, timed
+    together; then export the grades (not timed) and read their totals."""
+    assignments = sorted({folder.name for student in side.klass.iterdir()
+                          for folder in student.iterdir() if folder.is_dir()})
+    start = time.perf_counter()
+    for assignment in assignments:
+        require(side.nbgrader(side.course, "autograde", assignment, "--force",
+                              f"--IsolatedAutograde.seed={args.seed}"),
+                f"{side.label}: nbgrader autograde {assignment}")
+    seconds = time.perf_counter() - start
+    side.seconds.append(seconds)
+    exported = side.work / f"grades-{run}.csv"
+    require(side.nbgrader(side.course, "export", "--to", exported),
+            f"{side.label}: nbgrader export")
+    with open(exported, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            sample = row["student_id"].rsplit("_", 1)[0]
+            side.totals.setdefault(sample, set()).add(float(row["score"]))
     log(f"  round {run + 1}, {side.label} ({side.name}): {seconds:.2f} s")
 
 
@@ -196,8 +230,9 @@ def report(old, new, args):
         print(f"{side.label:<6} {side.name:<13} {median:>9.2f} {min(side.seconds):>7.2f} "
               f"{args.notebooks / median:>12.1f}")
     ratio = statistics.median(new.seconds) / statistics.median(old.seconds)
+    how = "nbgrader autograde" if args.door == "nbgrader" else f"mhakit grade, {args.jobs} jobs"
     print(f"new/old = {ratio:.2f} (median of {args.repeat} rounds, {args.notebooks} "
-          f"notebooks, {args.jobs} jobs)")
+          f"notebooks, {how})")
 
 
 def differing_totals(old, new):
@@ -222,6 +257,9 @@ def parse_args(argv=None):
     parser.add_argument("--gradebook", action="store_true",
                         help="grade the class as the demo course's submitted/ folder, with "
                              "mhakit grade --gradebook")
+    parser.add_argument("--door", choices=("mhakit", "nbgrader"), default="mhakit",
+                        help="time mhakit grade (the default), or nbgrader autograde in the "
+                             "demo course")
     args = parser.parse_args(argv)
     if min(args.notebooks, args.repeat, args.jobs) < 1:
         parser.error("--notebooks, --repeat and --jobs must be at least 1")
@@ -239,8 +277,8 @@ def compare(args, work):
             side.check_out()
             side.check_import()
         for side in sides:
-            build_class(side, args.notebooks, args.gradebook)
-        log(f"timing mhakit grade on {args.notebooks} notebooks, {args.repeat} rounds")
+            build_class(side, args.notebooks, args.gradebook or args.door == "nbgrader")
+        log(f"timing {args.door} on {args.notebooks} notebooks, {args.repeat} rounds")
         for run in range(args.repeat):
             for side in sides:
                 grade_once(side, run, args)
