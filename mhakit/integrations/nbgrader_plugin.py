@@ -164,6 +164,9 @@ class DetectTampering(NbGraderPreprocessor):
         no cell is executed, so the position does not matter). OverwriteCells then
         gives it the gradebook's source."""
         present = {grade_id_of(c) for c in nb.cells}
+        release, _ = expected_layout(exercise)  # the layout of build_notebook(exercise)
+        if all(grade_id in present for grade_id, entry in release.items() if entry["locked"]):
+            return  # as nearly always: building the notebook took 20 ms a submission
         for cell in build_notebook(exercise).cells:
             meta = nbgrader_meta(cell)
             if meta.get("locked") and meta["grade_id"] not in present:

@@ -160,6 +160,29 @@ def test_nbgrader_gets_the_release_flags_back():
             k: release[grade_id].get(k) for k in ("grade", "solution", "locked", "points")}
 
 
+
+def test_a_deleted_test_cell_comes_back_and_an_intact_notebook_is_left_as_it_is(monkeypatch):
+    from mhakit.authoring import build
+    from mhakit.integrations import nbgrader_plugin
+
+    intact = nbformat.from_dict(filled())
+    deleted = nbformat.from_dict(filled())
+    [test_cell] = cells_with(deleted, "test_softmax")
+    deleted.cells.remove(test_cell)
+    nbgrader_plugin.DetectTampering.restore_deleted_locked_cells(deleted, EXERCISE)
+    [restored] = cells_with(deleted, "test_softmax")
+    [built] = cells_with(build.build_notebook(EXERCISE), "test_softmax")
+    assert restored == built and deleted.cells[-1] is restored
+
+    def not_needed(*_):
+        raise AssertionError("the source notebook was built for a notebook that lacks nothing")
+
+    monkeypatch.setattr(nbgrader_plugin, "build_notebook", not_needed)
+    before = json.loads(nbformat.writes(intact))
+    nbgrader_plugin.DetectTampering.restore_deleted_locked_cells(intact, EXERCISE)
+    assert json.loads(nbformat.writes(intact)) == before
+
+
 # ------------------------------------------------ the confinement gate
 
 HONEST = next(attack for attack in ATTACKS if attack.name == "look-around-then-answer-honestly")
