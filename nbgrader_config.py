@@ -38,7 +38,7 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "mhakit.integrations.nbgrader_plugin.RestoreLockedCells",  # OverwriteCells, no false alarms
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "mhakit.integrations.nbgrader_plugin.CheckCellMetadataOnce",  # nbgrader's, a cost less
 ]
 # The kit's bounded notebook reader, which `mhakit grade` uses too: a file that is no
 # notebook is graded 0 and flagged with the reason, instead of failing with a traceback.
@@ -60,7 +60,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "mhakit.integrations.nbgrader_plugin.FlagTampering",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "mhakit.integrations.nbgrader_plugin.CheckCellMetadataOnce",
 ]
 
 # `nbgrader collect` and formgrader's Collect button: the kit's, which follows no link, on a

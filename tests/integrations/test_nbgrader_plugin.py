@@ -2,6 +2,7 @@
 in a real course folder, give the kit's grades; DetectTampering hands nbgrader the graded
 cells and the release's flags; the confinement gate refuses or flags an unconfined grade."""
 
+import copy
 import csv
 import json
 import os
@@ -181,6 +182,57 @@ def test_a_deleted_test_cell_comes_back_and_an_intact_notebook_is_left_as_it_is(
     before = json.loads(nbformat.writes(intact))
     nbgrader_plugin.DetectTampering.restore_deleted_locked_cells(intact, EXERCISE)
     assert json.loads(nbformat.writes(intact)) == before
+
+
+
+METADATA_EDITS = {  # what a cell's nbgrader metadata may hold, valid or not
+    "as released": {},
+    "points as text": {"points": "12"},
+    "a number for an id": {"grade_id": 7},
+    "a key nbgrader does not know": {"colour": "red"},
+    "no lock": {"locked": None},
+    "an old schema": {"schema_version": 1},
+    "graded without points": {"grade": True, "points": None},
+}
+
+
+def _outcome(check, notebook):
+    try:
+        check(copy.deepcopy(notebook))
+    except Exception as error:  # noqa: BLE001 - what each way raises is compared
+        return type(error), str(error)
+    return "valid"
+
+
+@pytest.mark.parametrize("edit", METADATA_EDITS)
+@pytest.mark.parametrize("grade_id", ["answer_softmax", "test_softmax"])
+def test_the_kits_metadata_check_finds_what_nbgraders_finds(edit, grade_id):
+    """nbgrader's CheckCellMetadata, with each schema checked once: the same verdict and
+    the same error, cell by cell; and nbgrader's own jsonschema back afterwards."""
+    import jsonschema
+    import nbgrader.nbgraderformat.common as nbgrader_format
+    from nbgrader.nbgraderformat import MetadataValidator
+    from nbgrader.preprocessors import CheckCellMetadata
+
+    from mhakit.integrations.nbgrader_plugin import CheckCellMetadataOnce, _schema_checked_once
+
+    notebook = nbformat.from_dict(filled())
+    [cell] = cells_with(notebook, grade_id)
+    meta = cell.metadata.nbgrader
+    for key, value in METADATA_EDITS[edit].items():
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+    plain = _outcome(lambda nb: MetadataValidator().validate_nb(nb), notebook)
+    assert (plain == "valid") == (edit == "as released"), plain
+    with _schema_checked_once():
+        assert _outcome(lambda nb: MetadataValidator().validate_nb(nb), notebook) == plain
+    assert nbgrader_format.jsonschema is jsonschema
+    steps = [_outcome(lambda nb: step.preprocess(nb, {}), notebook)
+             for step in (CheckCellMetadata(), CheckCellMetadataOnce())]
+    assert steps[0] == steps[1]
+    assert nbgrader_format.jsonschema is jsonschema
 
 
 # ------------------------------------------------ the confinement gate
