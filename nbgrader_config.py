@@ -31,14 +31,15 @@ c.GenerateAssignment.preprocessors = [
 # Grade in isolation: nbgrader's Execute step (which would run the student's cells in a
 # kernel, where one line can rewrite the tests) is replaced by mha-kit's grader, which
 # runs the answer cells in a locked-down child process and fills in the test cells'
-# outputs. The other steps are nbgrader's own, in nbgrader's order.
+# outputs. The other steps are nbgrader's, in nbgrader's order, two of them through a
+# subclass of the kit's whose comment says what it changes.
 c.Autograde.sanitize_preprocessors = [
     "mhakit.integrations.nbgrader_plugin.DetectTampering",  # before OverwriteCells hides the edits
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "mhakit.integrations.nbgrader_plugin.RestoreLockedCells",  # OverwriteCells, no false alarms
-    "mhakit.integrations.nbgrader_plugin.CheckCellMetadataOnce",  # nbgrader's, a cost less
+    "mhakit.integrations.nbgrader_plugin.CheckCellMetadataOnce",  # the schema checked once
 ]
 # The kit's bounded notebook reader, which `mhakit grade` uses too: a file that is no
 # notebook is graded 0 and flagged with the reason, instead of failing with a traceback.
@@ -60,7 +61,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "mhakit.integrations.nbgrader_plugin.FlagTampering",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "mhakit.integrations.nbgrader_plugin.CheckCellMetadataOnce",
+    "mhakit.integrations.nbgrader_plugin.CheckCellMetadataOnce",  # the schema checked once
 ]
 
 # `nbgrader collect` and formgrader's Collect button: the kit's, which follows no link, on a
