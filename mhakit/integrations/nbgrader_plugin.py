@@ -187,6 +187,10 @@ class RestoreLockedCells(OverwriteCells):
 
     as_released = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.released = {}  # (gradebook, assignment, notebook, grade id) -> source or None
+
     def preprocess_cell(self, cell, resources, cell_index):
         self.as_released = self._source_as_released(cell)
         try:
@@ -199,16 +203,29 @@ class RestoreLockedCells(OverwriteCells):
             super().report_change(name, attr, old, new)
 
     def _source_as_released(self, cell):
+        grade_id = grade_id_of(cell)
+        if grade_id is None:  # OverwriteCells leaves such a cell alone: no change to report
+            return False
+        # Once per cell of the assignment and run, not per submission: the gradebook's
+        # source cells do not change while nbgrader grades (a query each, otherwise 0.8 ms).
+        key = (self.db_url, self.assignment_id, self.notebook_id, grade_id)
+        if key not in self.released:
+            self.released[key] = self._released_source(grade_id)
+        return self.released[key] == cell.source
+
+    def _released_source(self, grade_id):
+        """The gradebook's source of the cell, hidden tests cleared as in the release;
+        None if the gradebook has no such cell."""
         try:
-            stored = self.gradebook.find_source_cell(grade_id_of(cell), self.notebook_id,
+            stored = self.gradebook.find_source_cell(grade_id, self.notebook_id,
                                                      self.assignment_id)
         except MissingEntry:
-            return False
+            return None
         released = nbformat.from_dict({"cell_type": stored.cell_type, "metadata": {},
                                        "source": stored.source})
         ClearHiddenTests(config=self.config, enforce_metadata=False).preprocess_cell(
             released, {}, 0)
-        return released.source == cell.source
+        return released.source
 
 
 class IsolatedAutograde(NbGraderPreprocessor):
