@@ -331,12 +331,13 @@ class _SchemaCheckedOnce:
 
 @contextlib.contextmanager
 def _schema_checked_once():
-    real = nbgrader_format.jsonschema
     nbgrader_format.jsonschema = _SchemaCheckedOnce
     try:
         yield
     finally:
-        nbgrader_format.jsonschema = real
+        # The module itself, not what was there before: were two of these ever to overlap
+        # (formgrader's threads), the last to end would otherwise leave the stand-in behind.
+        nbgrader_format.jsonschema = jsonschema
 
 
 class ClearSolutionsKeepingQuizStubs(ClearSolutions):
