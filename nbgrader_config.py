@@ -53,6 +53,10 @@ c.Autograde.sanitize_preprocessors = [
 c.Autograde.exporter_class = "mhakit.integrations.nbgrader_plugin.BoundedNotebookReader"
 c.BoundedNotebookReader.allow_unconfined = False
 c.BoundedNotebookReader.allow_shared = False
+# nbconvert validates the notebook against nbformat's schema after every one of the steps
+# above and below; this option of nbconvert's validates it once, after the last step, so
+# the notebook nbgrader saves is still checked.
+c.BoundedNotebookReader.optimistic_validation = True
 c.Autograde.autograde_preprocessors = [
     "mhakit.integrations.nbgrader_plugin.IsolatedAutograde",
     "nbgrader.preprocessors.IgnorePattern",
