@@ -6,8 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mhakit.authoring.build import tool_environment
 from mhakit.authoring.nbgrader_command import alembic_head, command
+
+# Each test runs nbgrader as instructors do, or alembic's own command: what the quick
+# subset leaves out (29 s of its test time).
+pytestmark = pytest.mark.slow
 
 
 def test_the_head_read_here_is_what_alembic_heads_prints():
