@@ -161,7 +161,6 @@ def test_nbgrader_gets_the_release_flags_back():
             k: release[grade_id].get(k) for k in ("grade", "solution", "locked", "points")}
 
 
-
 def test_a_deleted_test_cell_comes_back_and_an_intact_notebook_is_left_as_it_is(monkeypatch):
     from mhakit.authoring import build
     from mhakit.integrations import nbgrader_plugin
@@ -182,7 +181,6 @@ def test_a_deleted_test_cell_comes_back_and_an_intact_notebook_is_left_as_it_is(
     before = json.loads(nbformat.writes(intact))
     nbgrader_plugin.DetectTampering.restore_deleted_locked_cells(intact, EXERCISE)
     assert json.loads(nbformat.writes(intact)) == before
-
 
 
 METADATA_EDITS = {  # what a cell's nbgrader metadata may hold, valid or not
