@@ -208,19 +208,17 @@ def autograde_once(side, run, args):
     exported = side.work / f"grades-{run}.csv"
     require(side.nbgrader(side.course, "export", "--to", exported),
             f"{side.label}: nbgrader export")
-    with open(exported, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            sample = row["student_id"].rsplit("_", 1)[0]
-            side.totals.setdefault(sample, set()).add(float(row["score"]))
+    read_totals(side, exported, student="student_id", total="score")  # nbgrader's columns
     log(f"  round {run + 1}, {side.label} ({side.name}): {seconds:.2f} s")
 
 
-def read_totals(side, path):
-    """Each sample student's totals, over all its copies and rounds."""
+def read_totals(side, path, student="student", total="total"):
+    """Each sample student's totals, over all its copies and rounds, from a CSV whose
+    columns ``student`` and ``total`` name them (mhakit grade's grades.csv by default)."""
     with open(path, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
-            sample = row["student"].rsplit("_", 1)[0]
-            side.totals.setdefault(sample, set()).add(float(row["total"]))
+            sample = row[student].rsplit("_", 1)[0]
+            side.totals.setdefault(sample, set()).add(float(row[total]))
 
 
 def report(old, new, args):
