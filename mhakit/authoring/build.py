@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import nbformat
@@ -42,13 +43,19 @@ def _meta(grade_id, solution=False, grade=False, locked=False, points=None):
 def solution_cell_source(exercise, function_name):
     """The reference function, its body wrapped in nbgrader's solution markers."""
     text = exercise.reference_file.read_text(encoding="utf-8")
+    start, docstring_end, end = _function_lines(text)[function_name]
     lines = text.splitlines()
-    node = next(n for n in ast.parse(text).body
-                if isinstance(n, ast.FunctionDef) and n.name == function_name)
-    docstring = node.body[0]
-    head = lines[node.lineno - 1:docstring.end_lineno]
-    body = lines[docstring.end_lineno:node.end_lineno]
+    head, body = lines[start - 1:docstring_end], lines[docstring_end:end]
     return "\n".join(head + ["    ### BEGIN SOLUTION"] + body + ["    ### END SOLUTION"])
+
+
+@lru_cache(maxsize=8)
+def _function_lines(text):
+    """{function: (its first line, its docstring's last, its last)} of a module's text.
+    Cached by the text: the sample class and the tests ask for every function many times,
+    and parsing the reference is most of the cost."""
+    return {node.name: (node.lineno, node.body[0].end_lineno, node.end_lineno)
+            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
 
 
 def test_cell_source(part):
