@@ -17,7 +17,7 @@ from ..phases import NOTES, PLANNING, READING, measuring, phase, rounded
 from ..exercise import current, of_result
 from ..sandbox import EncodedBatch, IsolatedStudent, Limits
 from ..sandbox.hidden import hide
-from ..sandbox.process import make_spare
+from ..sandbox.process import make_spare, start_zygote
 from ..selfcheck.framework import HIDDEN
 from ..selfcheck.notebook import graded_cells_of
 from ..selfcheck.notebook_file import read_notebook
@@ -110,10 +110,16 @@ def warm_up(seed, exercise=None):
     while the run's main process reads the gradebook, so that work is not on the run's
     wall clock."""
     exercise = exercise or current()
+    try:
+        limits = _child_limits(exercise)
+        start_zygote(limits)  # it imports numpy while this process plans
+    except Exception:  # noqa: BLE001 - the first submission starts its own, and says why not
+        limits = None
     prepared_for(int(seed), exercise)
     try:
-        make_spare(_child_limits(exercise))
-    except Exception:  # noqa: BLE001 - the first submission starts its own, and says why not
+        if limits is not None:
+            make_spare(limits)
+    except Exception:  # noqa: BLE001 - as above
         pass
 
 

@@ -404,6 +404,16 @@ def make_spare(limits, warm=()):
     _file_spare(warm, _spare_key(limits), ChildProcess(limits, warm))
 
 
+def start_zygote(limits, warm=()):
+    """Start the zygote that children under ``limits`` are forked from, if none runs: it
+    imports numpy in a process of its own (about 0.2 s) while the caller goes on, such as
+    a class run's worker planning its checks. Best effort: the first child says why not."""
+    try:
+        Zygote.shared(limits.packages, tuple(warm))
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def _spare_key(limits):
     return (os.getpid(), repr(limits), _knobs())
 
