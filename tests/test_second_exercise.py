@@ -404,6 +404,40 @@ def test_a_run_finds_only_its_own_exercises_submissions_second_exercise(tmp_path
     assert exercise_of(submitted / "ann" / ASSIGNMENT) is current() is own  # a flat folder
 
 
+def test_one_notebook_alone_is_graded_by_the_exercise_that_releases_its_assignment_second_exercise(
+        tmp_path):
+    """`mhakit grade NOTEBOOK`, not told --exercise, in a course whose MHAKIT_EXERCISE names
+    this exercise first: the kit's own notebook at submitted/<student>/mha/ is graded by
+    the kit's exercise, which releases that assignment, as a folder's run and nbgrader
+    grade it; the same notebook outside such a folder, by the first named. (Before, always
+    by the first named: the correct notebook scored 2, with 40 tampering findings. The
+    test of both exercises in one course grades this exercise's notebook alone too.)"""
+    own = load(BUILT_IN / "mha")
+    release = REPO / "assignments" / own.default_assignment / own.notebook
+    answers = own.content("sample_class").sample_answers(own)["alice_correct"]
+    notebook = fill(nbformat.read(str(release), as_version=4), answers)
+    path = tmp_path / "submitted" / "ann" / own.default_assignment / own.notebook
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, str(path))
+    flat = tmp_path / "flat.ipynb"
+    nbformat.write(notebook, str(flat))
+    for graded_alone, by in ((path, own), (flat, EXERCISE)):
+        result, _ = grade_alone(graded_alone)
+        assert result["extra_data"]["exercise"] == by.name, graded_alone
+    result, done = grade_alone(path)
+    assert done.returncode == 0, done.stderr
+    assert result["score"] == own.total and not result["extra_data"]["tampering"]
+
+
+def grade_alone(path, seed=SEED):
+    """`mhakit grade NOTEBOOK` in a course whose MHAKIT_EXERCISE names this exercise, not
+    told --exercise: (the result it prints, the finished process)."""
+    done = subprocess.run(MHAKIT + ["grade", str(path), "--seed", str(seed)],
+                          capture_output=True, text=True, timeout=600,
+                          env=exercise_environment())
+    return json.loads(done.stdout), done
+
+
 @pytest.mark.slow
 def test_one_course_holds_both_exercises_and_nbgrader_grades_each_by_its_own_second_exercise(
         tmp_path):
@@ -459,6 +493,13 @@ def test_one_course_holds_both_exercises_and_nbgrader_grades_each_by_its_own_sec
         assert {student: result["score"] for student, result in results.items()} == by_nbgrader
         assert {result["extra_data"]["exercise"] for result in results.values()} == {
             exercise.name}
+    # And a notebook graded alone, not told which exercise: its assignment's, as nbgrader.
+    for exercise, assignment, student, by_nbgrader in (
+            (EXERCISE, ASSIGNMENT, "bob_whole_array", weighted),
+            (own, own.default_assignment, "bob_partly_correct", kits)):
+        result, done = grade_alone(course / "submitted" / student / assignment / exercise.notebook)
+        assert result["extra_data"]["exercise"] == exercise.name, done.stderr
+        assert result["score"] == by_nbgrader[student] < exercise.total
     nbgrader(course, "export", "--to", "grades.csv")
     with open(course / "grades.csv", newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
