@@ -353,6 +353,13 @@ def for_assignment(assignment):
     return current()
 
 
+def for_notebook(path):
+    """The exercise that grades one notebook alone: the one that releases the assignment
+    its folder is named after (nbgrader's submitted/<student>/<assignment>/), else the
+    default one, as a folder's run and nbgrader choose."""
+    return for_assignment(Path(path).resolve().parent.name)
+
+
 def of_result(result):
     """The exercise a Result was graded against (its ``extra["exercise"]``)."""
     name = result.extra.get("exercise")

@@ -411,7 +411,8 @@ def test_one_notebook_alone_is_graded_by_the_exercise_that_releases_its_assignme
     the kit's exercise, which releases that assignment, as a folder's run and nbgrader
     grade it; the same notebook outside such a folder, by the first named. (Before, always
     by the first named: the correct notebook scored 2, with 40 tampering findings. The
-    test of both exercises in one course grades this exercise's notebook alone too.)"""
+    test of both exercises in one course grades this exercise's notebook alone too.) So do
+    the graders' checks run as pytest tests of that one notebook (pytest_checks.py)."""
     own = load(BUILT_IN / "mha")
     release = REPO / "assignments" / own.default_assignment / own.notebook
     answers = own.content("sample_class").sample_answers(own)["alice_correct"]
@@ -427,6 +428,13 @@ def test_one_notebook_alone_is_graded_by_the_exercise_that_releases_its_assignme
     result, done = grade_alone(path)
     assert done.returncode == 0, done.stderr
     assert result["score"] == own.total and not result["extra_data"]["tampering"]
+    # The graders' own checks as pytest tests of one notebook choose alike.
+    checks = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                             str(REPO / "mhakit" / "integrations" / "pytest_checks.py")],
+                            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                            env=dict(exercise_environment(), MHAKIT_SUBMISSION=str(path)))
+    assert checks.returncode == 0, checks.stdout[-3000:]
+    assert f"{len(ordered_checks(own))} passed" in checks.stdout.splitlines()[-1]
 
 
 def grade_alone(path, seed=SEED):

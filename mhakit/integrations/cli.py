@@ -77,17 +77,15 @@ def _warn(message, *values):
 
 def _grade_one(path, args):
     """The result as JSON on stdout; exit 1 when the notebook could not be graded. Graded
-    against --exercise when given; else, as a folder's run would grade it, against the
-    exercise whose assignment names the notebook's folder (submitted/<student>/<assignment>/),
-    or the default one."""
-    from ..exercise import current, for_assignment
+    against --exercise when given, else against the exercise ``for_notebook`` finds."""
+    from ..exercise import current, for_notebook
     from ..grader.grading import grade_notebook
 
     if path.suffix != ".ipynb":
         print(f"mhakit grade: {path} is not a notebook (.ipynb); give a notebook or a "
               "folder of submissions", file=sys.stderr)
         return 2
-    exercise = current() if args.exercise else for_assignment(path.resolve().parent.name)
+    exercise = current() if args.exercise else for_notebook(path)
     result = grade_notebook(path, seed=args.seed, language=args.language, exercise=exercise)
     print(json.dumps(result.as_json(), indent=1, ensure_ascii=False))
     if ungraded_reason(result):

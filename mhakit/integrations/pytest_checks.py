@@ -5,13 +5,16 @@
 
 The submission's code runs in the same isolated child process as with ``mhakit grade``;
 each test is one check, and its failure message is the check's feedback. The seed of
-the hidden inputs is ``MHAKIT_SEED`` when it is set, else a fresh one.
+the hidden inputs is ``MHAKIT_SEED`` when it is set, else a fresh one. The checks are
+those of the exercise that releases the notebook's folder (an assignment, as in
+submitted/<student>/<assignment>/), else of the first that ``MHAKIT_EXERCISE`` names, as
+``mhakit grade NOTEBOOK`` chooses.
 """
 
 import numpy as np
 import pytest
 
-from mhakit.exercise import current
+from mhakit.exercise import current, for_notebook
 from mhakit.grader.diagnosis import namer
 from mhakit.grader.grading import isolated_student, ordered_checks, seeded
 from mhakit.selfcheck.notebook import graded_cells
@@ -19,7 +22,8 @@ from mhakit.selfcheck.notebook_file import one_line
 from mhakit.selfcheck.runner import NOT_IMPLEMENTED, PASSED, run_check
 from mhakit.settings import settings
 
-CHECKS = ordered_checks()
+EXERCISE = for_notebook(settings().submission) if settings().submission else current()
+CHECKS = ordered_checks(EXERCISE)
 
 
 def submission_cells():
@@ -29,7 +33,7 @@ def submission_cells():
     if not path:
         pytest.fail("set MHAKIT_SUBMISSION to the notebook to check", pytrace=False)
     try:
-        return graded_cells(path, current().kit_sources)
+        return graded_cells(path, EXERCISE.kit_sources)
     except (OSError, ValueError) as error:
         why = error.strerror if isinstance(error, OSError) and error.strerror else error
     # Outside the except: pytest would print the reading error's chain above the reason.
@@ -42,7 +46,7 @@ CELLS = submission_cells()
 
 @pytest.fixture(scope="module")
 def student():
-    with isolated_student(CELLS, current()) as handle:
+    with isolated_student(CELLS, EXERCISE) as handle:
         yield handle
 
 
@@ -54,7 +58,7 @@ def rng_for():
 
 @pytest.mark.parametrize("chk", CHECKS, ids=[c.name for c in CHECKS])
 def test_check(student, rng_for, chk):
-    result = run_check(chk, student, rng_for(chk), namer(current()))
+    result = run_check(chk, student, rng_for(chk), namer(EXERCISE))
     if result.status == NOT_IMPLEMENTED:
         pytest.fail(f"not yet implemented: {result.message}")
     assert result.status == PASSED, result.message
