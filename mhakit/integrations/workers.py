@@ -4,7 +4,8 @@ Processes, not threads: the checks are Python and would share one core under the
 Each worker keeps its own warm zygote and plans its checks once. A worker readies itself
 as it starts (``grading.warm_up``): its zygote, which imports numpy while the worker plans
 its checks, then a spare child. A run starts its workers first and reads the gradebook
-meanwhile (about a second of importing nbgrader), so that neither waits for the other.
+meanwhile (mostly importing nbgrader: about half a second), so that neither waits for
+the other.
 """
 
 import multiprocessing
