@@ -56,18 +56,18 @@ def _problem_before_grading(paths, args):
                                      warn=_warn)
     if refused:
         return refused
-    if len(paths) == 1 and paths[0].is_file():
-        return None  # one notebook: its result goes to stdout, nothing is written
-    files = [str(path) for path in paths if path.is_file()]
-    if files:
-        return f"give either one notebook or folders, not {files[0]} among several"
-    if args.gradebook is not None:
+    if args.gradebook is not None:  # one notebook too: its grade would go nowhere
         from .gradebook import check_submitted_folder
         try:
             for path in paths:
                 check_submitted_folder(path, args.gradebook)
         except ValueError as error:
             return str(error)
+    if len(paths) == 1 and paths[0].is_file():
+        return None  # one notebook: its result goes to stdout, nothing is written
+    files = [str(path) for path in paths if path.is_file()]
+    if files:
+        return f"give either one notebook or folders, not {files[0]} among several"
     return unwritable_folder(args.out)
 
 

@@ -288,10 +288,13 @@ def test_one_run_grades_both_languages_each_into_its_own_assignment(bilingual, t
 
 @pytest.mark.parametrize("paths", [("submitted/alice/mha", "submitted/carol/mha"),
                                    ("submitted/alice", "submitted/carol"),
-                                   ("submitted/carol",)])
+                                   ("submitted/carol",),
+                                   ("submitted/alice/mha/mha.ipynb",)])
 def test_gradebook_refuses_folders_it_cannot_map_to_students(bilingual, tmp_path, paths):
     """A student's folder or an assignment's would make its subfolders students (a
-    student "mha" once appeared in the gradebook, one result overwriting another)."""
+    student "mha" once appeared in the gradebook, one result overwriting another). One
+    notebook's grade, printed, would not reach the gradebook (it was printed, and the
+    gradebook left as it was, without a word)."""
     import hashlib
 
     root = copy_of(bilingual, tmp_path)
