@@ -406,13 +406,13 @@ def test_a_run_finds_only_its_own_exercises_submissions_second_exercise(tmp_path
 
 def test_one_notebook_alone_is_graded_by_the_exercise_that_releases_its_assignment_second_exercise(
         tmp_path):
-    """`mhakit grade NOTEBOOK`, not told --exercise, in a course whose MHAKIT_EXERCISE names
-    this exercise first: the kit's own notebook at submitted/<student>/mha/ is graded by
-    the kit's exercise, which releases that assignment, as a folder's run and nbgrader
-    grade it; the same notebook outside such a folder, by the first named. (Before, always
-    by the first named: the correct notebook scored 2, with 40 tampering findings. The
-    test of both exercises in one course grades this exercise's notebook alone too.) So do
-    the graders' checks run as pytest tests of that one notebook (pytest_checks.py)."""
+    """`mhakit grade NOTEBOOK` and pytest_checks.py, not told --exercise, in a course whose
+    MHAKIT_EXERCISE names this exercise first: the kit's own notebook at
+    submitted/<student>/mha/ is graded by the kit's exercise, which releases that
+    assignment, as a folder's run and nbgrader grade it; the same notebook elsewhere, by
+    the first named. (Before, always by the first named: the correct notebook scored 2,
+    with 40 tampering findings.) The test of both exercises in one course grades each
+    exercise's notebook alone."""
     own = load(BUILT_IN / "mha")
     release = REPO / "assignments" / own.default_assignment / own.notebook
     answers = own.content("sample_class").sample_answers(own)["alice_correct"]
@@ -422,10 +422,10 @@ def test_one_notebook_alone_is_graded_by_the_exercise_that_releases_its_assignme
     nbformat.write(notebook, str(path))
     flat = tmp_path / "flat.ipynb"
     nbformat.write(notebook, str(flat))
-    for graded_alone, by in ((path, own), (flat, EXERCISE)):
-        result, _ = grade_alone(graded_alone)
-        assert result["extra_data"]["exercise"] == by.name, graded_alone
-    result, done = grade_alone(path)
+    graded = {where: grade_alone(where) for where in (path, flat)}
+    for where, by in ((path, own), (flat, EXERCISE)):
+        assert graded[where][0]["extra_data"]["exercise"] == by.name, where
+    result, done = graded[path]
     assert done.returncode == 0, done.stderr
     assert result["score"] == own.total and not result["extra_data"]["tampering"]
     # The graders' own checks as pytest tests of one notebook choose alike.
