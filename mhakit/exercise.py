@@ -356,8 +356,9 @@ def for_assignment(assignment):
 def for_notebook(path):
     """The exercise that grades one notebook alone: the one that releases the assignment
     its folder is named after (nbgrader's submitted/<student>/<assignment>/), else the
-    default one, as a folder's run and nbgrader choose."""
-    return for_assignment(Path(path).resolve().parent.name)
+    default one, as a folder's run and nbgrader choose. The folder is the one the path
+    names, as in a folder's run: a link to a notebook elsewhere is not followed."""
+    return for_assignment(Path(path).absolute().parent.name)
 
 
 def of_result(result):

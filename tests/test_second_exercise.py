@@ -422,8 +422,11 @@ def test_one_notebook_alone_is_graded_by_the_exercise_that_releases_its_assignme
     nbformat.write(notebook, str(path))
     flat = tmp_path / "flat.ipynb"
     nbformat.write(notebook, str(flat))
-    graded = {where: grade_alone(where) for where in (path, flat)}
-    for where, by in ((path, own), (flat, EXERCISE)):
+    link = tmp_path / "submitted" / "ben" / own.default_assignment / own.notebook
+    link.parent.mkdir(parents=True)
+    link.symlink_to(flat)  # the folder it lies in counts, as in a folder's run
+    graded = {where: grade_alone(where) for where in (path, flat, link)}
+    for where, by in ((path, own), (flat, EXERCISE), (link, own)):
         assert graded[where][0]["extra_data"]["exercise"] == by.name, where
     result, done = graded[path]
     assert done.returncode == 0, done.stderr
