@@ -116,11 +116,11 @@ def warm_up(seed, exercise=None):
     except Exception:  # noqa: BLE001 - the first submission starts its own, and says why not
         limits = None
     prepared_for(int(seed), exercise)
-    try:
-        if limits is not None:
+    if limits is not None:
+        try:
             make_spare(limits)
-    except Exception:  # noqa: BLE001 - as above
-        pass
+        except Exception:  # noqa: BLE001 - as above
+            pass
 
 
 def grade_cells(cells, seed=None, limits=None, tampering=(), language="zh",
