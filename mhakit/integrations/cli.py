@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # the grader is imported only by the commands that grade
     from ..grader.result import Result
 
 
+DEFAULT_OUT = "mhakit-results"
+
+
 def _grade(args):
     paths = [Path(p) for p in args.paths]
     if not args.dask and all(path.is_dir() for path in paths):
@@ -51,6 +54,10 @@ def _problem_before_grading(paths, args):
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         return f"no such file or folder: {', '.join(missing)}"
+    one_notebook = len(paths) == 1 and paths[0].is_file()
+    if one_notebook and folder_options(args):
+        return (f"{', '.join(folder_options(args))}: for folders of submissions; one "
+                f"notebook's result is printed as JSON on stdout, and nothing is written")
     refused = refusal_before_grading(allow_unconfined=args.allow_unconfined,
                                      allow_shared=args.allow_shared, course=args.gradebook,
                                      warn=_warn)
@@ -63,12 +70,20 @@ def _problem_before_grading(paths, args):
                 check_submitted_folder(path, args.gradebook)
         except ValueError as error:
             return str(error)
-    if len(paths) == 1 and paths[0].is_file():
-        return None  # one notebook: its result goes to stdout, nothing is written
+    if one_notebook:
+        return None  # its result goes to stdout, nothing is written
     files = [str(path) for path in paths if path.is_file()]
     if files:
         return f"give either one notebook or folders, not {files[0]} among several"
-    return unwritable_folder(args.out)
+    return unwritable_folder(args.out or DEFAULT_OUT)
+
+
+def folder_options(args):
+    """The options given that only a folder's run uses: where its files go and how its
+    students are spread over processes. For one notebook they would do nothing."""
+    given = {"--out": args.out is not None, "--jobs": args.jobs is not None,
+             "--dask": args.dask is not None, "--fresh": args.fresh}
+    return [option for option, present in given.items() if present]
 
 
 def _warn(message, *values):
@@ -100,7 +115,7 @@ def _grade_folders(paths, args):
     from .batch import exercise_of, grade_folder, grade_table, wide_console
     from .report import score_histogram, text_histogram
 
-    results, exercise = {}, None
+    results, exercise, out = {}, None, args.out or DEFAULT_OUT
     for path in paths:
         try:
             # --exercise when given; else the exercise whose assignments the folder holds.
@@ -109,7 +124,7 @@ def _grade_folders(paths, args):
                 raise ValueError(f"{path} holds submissions of {chosen.name}, an earlier folder "
                                  f"of {exercise.name}: grade each exercise in a run of its own")
             exercise = chosen
-            results.update(grade_folder(path, args.out, seed=args.seed, jobs=args.jobs,
+            results.update(grade_folder(path, out, seed=args.seed, jobs=args.jobs,
                                         quiet=args.quiet, fresh=args.fresh, dask=args.dask,
                                         gradebook=args.gradebook, language=args.language,
                                         exercise=exercise))
@@ -123,8 +138,8 @@ def _grade_folders(paths, args):
         wide_console().print(grade_table(results, exercise))
     if not args.quiet:
         print(text_histogram(score_histogram(results, exercise.total)), file=sys.stderr)
-    print(f"wrote {args.out}/<student>/results.json, {args.out}/grades.csv and "
-          f"{args.out}/report.md", file=sys.stderr)
+    print(f"wrote {out}/<student>/results.json, {out}/grades.csv and {out}/report.md",
+          file=sys.stderr)
     ungraded = ungraded_line(results)
     if ungraded:
         print(ungraded, file=sys.stderr)
@@ -239,7 +254,7 @@ def parser():
 
     grade = commands.add_parser("grade", help="grade one notebook (JSON on stdout) or folders")
     grade.add_argument("paths", nargs="+", help="a notebook, or folders of submissions")
-    grade.add_argument("--out", default="mhakit-results", help="where folder results go")
+    grade.add_argument("--out", help=f"where folder results go (default: {DEFAULT_OUT})")
     grade.add_argument("--seed", type=int, help="seed for the hidden inputs (default: fresh)")
     grade.add_argument("--jobs", type=positive_count,
                        help="parallel submissions (default: all cores)")

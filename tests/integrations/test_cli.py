@@ -54,6 +54,35 @@ def test_one_notebook_prints_a_results_json(course):
     assert "confinement:" not in done.stderr  # said only when asked (--verbose)
 
 
+@pytest.mark.parametrize("options, named", [
+    (["--out", "results"], "--out"), (["--jobs", "2"], "--jobs"),
+    (["--dask", "tcp://127.0.0.1:1"], "--dask"), (["--fresh"], "--fresh"),
+    (["--fresh", "--out", "results"], "--out, --fresh")])
+def test_a_folder_option_with_one_notebook_is_refused_before_any_work(options, named, course,
+                                                                     tmp_path, monkeypatch,
+                                                                     capsys):
+    from mhakit.integrations import gate
+
+    def must_not_probe(*args, **kwargs):
+        raise AssertionError("probed before refusing the options")
+
+    monkeypatch.setattr(gate, "refusal_before_grading", must_not_probe)
+    monkeypatch.chdir(tmp_path)
+    notebook = course / "submitted" / "alice_correct" / "mha" / "mha.ipynb"
+    assert main(["grade", str(notebook), *options]) == 2
+    out, err = capsys.readouterr()
+    assert_one_line_error(err, "grade")
+    assert err.startswith(f"mhakit grade: {named}: for folders of submissions"), err
+    assert out == "" and list(tmp_path.iterdir()) == []  # no results folder, no JSON
+
+
+def test_a_folder_run_without_out_writes_to_the_default_folder(course, tmp_path):
+    done = mhakit("grade", str(course / "submitted"), "--quiet", "--seed", "3", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "mhakit-results" / "grades.csv").is_file()
+    assert "wrote mhakit-results/<student>/results.json" in done.stderr
+
+
 def test_a_malformed_setting_is_one_line_before_any_work(tmp_path):
     done = mhakit("grade", str(tmp_path), env=dict(os.environ, MHAKIT_CALL_SECONDS="soon"))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
