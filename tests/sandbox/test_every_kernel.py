@@ -176,7 +176,36 @@ def nothing_reached(listeners):
     with open(f"/proc/{listeners['bystander'].pid}/stat") as handle:
         state = handle.read().rsplit(")", 1)[1].split()[0]
     assert state != "T", "the bystander was stopped"
+    # A signal that got through and waits to be handled counts as much as one handled.
+    assert not pending_signals(listeners["bystander"].pid), "a signal waits for the bystander"
     assert not listeners["heard"].exists(), "a signal to every process reached the bystander"
+
+
+def pending_signals(pid):
+    """The signals sent to process ``pid`` that it has not taken yet (blocked, or not
+    handled so far), from the masks of /proc/PID/status."""
+    with open(f"/proc/{pid}/status") as handle:
+        masks = dict(line.split(":", 1) for line in handle if ":" in line)
+    pending = int(masks["SigPnd"], 16) | int(masks["ShdPnd"], 16)
+    return [number for number in range(1, 65) if pending >> (number - 1) & 1]
+
+
+def test_a_signal_that_waits_to_be_handled_counts_as_reaching_the_bystander(listeners):
+    bystander = listeners["bystander"].pid
+    nothing_reached(listeners)
+    # A bystander that blocks SIGWINCH holds it pending: its handler never runs.
+    blocker = subprocess.Popen([sys.executable, "-c", "import signal, time; "
+                                "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGWINCH}); "
+                                "print(flush=True); time.sleep(600)"], stdout=subprocess.PIPE)
+    try:
+        blocker.stdout.readline()
+        os.kill(blocker.pid, signal.SIGWINCH)
+        with pytest.raises(AssertionError, match="waits for the bystander"):
+            nothing_reached(dict(listeners, bystander=blocker))
+    finally:
+        blocker.kill()
+        blocker.wait()
+    assert listeners["bystander"].pid == bystander and not pending_signals(bystander)
 
 
 def graded(request, tmp_path, course, listeners, mode, abi=0, cgroup=True, mount=True,
