@@ -19,7 +19,8 @@ own. Then, with one fixed seed, it times:
 Every command runs as a subprocess, timed with time.perf_counter, while a thread samples
 the memory of its whole process tree (the sum of resident memory, every 100 ms: an upper
 bound, as forked processes share pages). It prints notebooks per second, the peak
-memory, the ratios, the time per notebook at each N (linear growth keeps it flat), and
+memory, the ratios, the time per notebook at each N (linear growth keeps it flat) and the
+pace once a run is under way (the results' write times, the first tenth left out), and
 whether mhakit grade and the kit's nbgrader autograde give every student the same total
 (it exits 1 if they do not), and, from each mhakit run's timing.json, the milliseconds per
 notebook spent in each phase (planning, child start, round trips, comparison and
@@ -214,8 +215,22 @@ def autograde_command(kit):
 
 
 def mhakit_timing(course):
-    """The run's timing.json: seconds per notebook in each phase (see mhakit/phases.py)."""
-    return json.loads((course / "results" / "timing.json").read_text(encoding="utf-8"))
+    """The run's timing.json: seconds per notebook in each phase (see mhakit/phases.py),
+    and the steady pace between its results (``steady_pace``)."""
+    timing = json.loads((course / "results" / "timing.json").read_text(encoding="utf-8"))
+    return dict(timing, steady_seconds_per_notebook=steady_pace(course / "results"))
+
+
+def steady_pace(results):
+    """Seconds per notebook once a run is under way: from the result written when a tenth
+    of the class was done to the last one, by the files' modification times (each
+    results.json is written once, as its student's result arrives). What a run costs
+    whatever its size, before its first results and after its last, is left out."""
+    written = sorted(path.stat().st_mtime for path in results.glob("*/results.json"))
+    start = len(written) // 10
+    if len(written) - start < 2:
+        return None
+    return (written[-1] - written[start]) / (len(written) - 1 - start)
 
 
 def mhakit_totals(course):
@@ -288,10 +303,24 @@ def linearity_lines(rows):
                      "whatever its size (starting, probing, reading the gradebook)")
     if len(mine) > 1:
         (small, t_small), (large, t_large) = mine[0], mine[-1]
-        change = (t_large / large) / (t_small / small) - 1
-        lines.append(f"  the time per notebook at {large} is {abs(change):.0%} "
-                     f"{'above' if change > 0 else 'below'} the time at {small}")
+        apart = _apart(t_large / large, t_small / small)
+        lines.append(f"  the time per notebook at {large} is {apart} the time at {small}")
+    pace = sorted({count: timing.get("steady_seconds_per_notebook") for label, count, _, _, _,
+                   timing in rows[:-3] if label == MHAKIT}.items())
+    pace = [(count, seconds) for count, seconds in pace if seconds]
+    if pace:
+        lines.append("  once under way (from the first tenth of the results to the last): " +
+                     ", ".join(f"{seconds:.4f} s per notebook at {count}"
+                               for count, seconds in pace))
+    if len(pace) > 1:
+        (small, p_small), (large, p_large) = pace[0], pace[-1]
+        lines.append(f"  that pace at {large} is {_apart(p_large, p_small)} the pace at {small}")
     return lines
+
+
+def _apart(value, base):
+    change = value / base - 1
+    return f"{abs(change):.0%} {'above' if change > 0 else 'below'}"
 
 
 def agreement(rows):
