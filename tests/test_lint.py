@@ -38,7 +38,7 @@ def test_the_version_is_written_once():
 
 
 def test_the_suite_runs_nbgrader_as_the_kits_builds_do():
-    """A test runs nbgrader with conftest's NBGRADER (no iri parsers, no alembic process:
+    """A test runs nbgrader with conftest's NBGRADER (no costly format checks, no alembic process:
     about 15% of a full run's CPU), except the one that compares both ways. The README's
     test runs the README's own commands, and the hub's course runs formgrader."""
     import re

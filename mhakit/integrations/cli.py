@@ -9,9 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..lean_imports import leave_out_iri_parsers
+from ..lean_imports import leave_out_costly_format_checks
 
-leave_out_iri_parsers()  # before anything imports jsonschema: see lean_imports.py
+leave_out_costly_format_checks()  # before anything imports jsonschema: see lean_imports.py
 
 if TYPE_CHECKING:  # the grader is imported only by the commands that grade
     from ..grader.result import Result
