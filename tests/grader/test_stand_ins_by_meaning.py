@@ -1,6 +1,6 @@
 """A correct composite earns its points whichever correct way it calls a wrong piece: with
 its own axis arithmetic, with keywords, per head, per batch item, or both, keeping the
-sliced axis or not. The stand-ins answer those calls with the reference's recorded
+sliced axis or not, from several threads at once. The stand-ins answer those calls with the reference's recorded
 answers, or slices of them; a composite that computes its heads wrongly still loses."""
 
 import pytest
@@ -57,6 +57,22 @@ PER_HEAD_KEEPING_THE_AXIS = (
     "    m = None if mask is None else np.asarray(mask)[..., None, :, :]\n"
     "    pairs = [attention(Q[..., i:i + 1, :, :], K[..., i:i + 1, :, :],\n"
     "                       V[..., i:i + 1, :, :], m) for i in range(num_heads)]\n"
+    "    heads = np.concatenate([o for o, _ in pairs], axis=-3)\n"
+    "    weights = np.concatenate([w for _, w in pairs], axis=-3)\n"
+    "    return output_projection(concat_heads(heads), W_o), weights\n")
+
+# Each head in a thread of its own, four at a time: the stand-ins are asked at once.
+PER_HEAD_IN_THREADS = (
+    "from concurrent.futures import ThreadPoolExecutor\n\n"
+    "def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):\n"
+    "    X = np.asarray(X)\n"
+    "    Q, K, V = (split_heads(X @ W, num_heads) for W in (W_q, W_k, W_v))\n"
+    "    m = None if mask is None else np.asarray(mask)[..., None, :, :]\n"
+    "    def head(i):\n"
+    "        return attention(Q[..., i:i + 1, :, :], K[..., i:i + 1, :, :],\n"
+    "                         V[..., i:i + 1, :, :], m)\n"
+    "    with ThreadPoolExecutor(4) as pool:\n"
+    "        pairs = list(pool.map(head, range(num_heads)))\n"
     "    heads = np.concatenate([o for o, _ in pairs], axis=-3)\n"
     "    weights = np.concatenate([w for _, w in pairs], axis=-3)\n"
     "    return output_projection(concat_heads(heads), W_o), weights\n")
@@ -118,9 +134,9 @@ def test_a_wrong_softmax_costs_attention_nothing_when_it_names_every_argument(
 
 @pytest.mark.parametrize("piece", ["attention", "split_heads"])
 @pytest.mark.parametrize("composite", [PER_HEAD, PER_HEAD_KEEPING_THE_AXIS, PER_ITEM,
-                                       PER_ITEM_AND_HEAD, WITH_KEYWORDS],
+                                       PER_ITEM_AND_HEAD, WITH_KEYWORDS, PER_HEAD_IN_THREADS],
                          ids=["per-head", "per-head-keeping-the-axis", "per-batch-item",
-                              "per-item-and-head", "with-keywords"])
+                              "per-item-and-head", "with-keywords", "per-head-in-threads"])
 def test_a_wrong_piece_costs_a_composite_nothing_however_it_calls_the_piece(
         reference_answers, composite, piece):
     scored, result = _graded(reference_answers, answer_multi_head_attention=composite,
@@ -133,7 +149,7 @@ def test_a_wrong_piece_costs_a_composite_nothing_however_it_calls_the_piece(
 
 def test_the_right_composites_are_right_with_right_pieces_too(reference_answers):
     for composite in (PER_HEAD, PER_HEAD_KEEPING_THE_AXIS, PER_ITEM, PER_ITEM_AND_HEAD,
-                      WITH_KEYWORDS):
+                      WITH_KEYWORDS, PER_HEAD_IN_THREADS):
         scored, _ = _graded(reference_answers, answer_multi_head_attention=composite)
         assert scored == FULL
 

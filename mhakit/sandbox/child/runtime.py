@@ -22,6 +22,7 @@ file, the batch's progress: a claim like any other, which the parent uses only t
 a call that never answered.
 """
 
+import _thread
 import builtins
 import hashlib
 import json
@@ -97,6 +98,10 @@ class Channel:
         self.wfd = wfd
         self.fds = []
         self.held, self.held_bytes, self.sent_at = [], 0, _monotonic()
+        # Student code may call stand-ins from several threads at once (a pool over the
+        # heads): each request and its answer are one exchange on the socket, and replies
+        # are written whole. Reentrant: ask() sends, and sending flushes.
+        self.lock = _thread.RLock()
 
     def read_exact(self, size):
         chunks = []
@@ -116,30 +121,41 @@ class Channel:
         return self.read_exact(size)
 
     def receive(self):
-        header = _unpatched(json.loads, self.read_frame().decode("utf-8"))
-        layout = header.get("arrays") or []
-        return header, unpack_arrays(layout, self.read_frame() if layout else b"")
+        with self.lock:
+            header = _unpatched(json.loads, self.read_frame().decode("utf-8"))
+            layout = header.get("arrays") or []
+            return header, unpack_arrays(layout, self.read_frame() if layout else b"")
 
     def send(self, header, arrays=()):
         """Send a message now, after the replies held back, in order."""
-        self.hold(header, arrays)
-        self.flush()
+        with self.lock:
+            self.hold(header, arrays)
+            self.flush()
+
+    def ask(self, header, arrays=()):
+        """Send a request and read its answer, with no other thread's message between."""
+        with self.lock:
+            self.send(header, arrays)
+            return self.receive()
 
     def hold(self, header, arrays=()):
         """A reply to send with the next ones (see FLUSH_SECONDS)."""
-        self.held.append(pack(header, arrays))
-        self.held_bytes += len(self.held[-1])
-        if self.held_bytes >= FLUSH_BYTES:
-            self.flush()
+        message = pack(header, arrays)
+        with self.lock:
+            self.held.append(message)
+            self.held_bytes += len(message)
+            if self.held_bytes >= FLUSH_BYTES:
+                self.flush()
 
     def flush(self):
-        if not self.held:
-            return
-        data = b"".join(self.held)
-        self.held, self.held_bytes = [], 0
-        while data:
-            data = data[os.write(self.wfd, data):]
-        self.sent_at = _monotonic()
+        with self.lock:
+            if not self.held:
+                return
+            data = b"".join(self.held)
+            self.held, self.held_bytes = [], 0
+            while data:
+                data = data[os.write(self.wfd, data):]
+            self.sent_at = _monotonic()
 
     def due(self):
         return bool(self.held) and _monotonic() - self.sent_at >= FLUSH_SECONDS
@@ -433,8 +449,7 @@ class Child:
                 arrays = []
                 spec = {"op": "reference", "name": name, "args": encode(list(args), arrays),
                         "kwargs": {str(k): encode(v, arrays) for k, v in kwargs.items()}}
-                channel.send(spec, arrays)
-                found = channel.receive()
+                found = channel.ask(spec, arrays)
             header, returned = found
             if header.get("ok"):
                 return decode(header["value"], returned)
