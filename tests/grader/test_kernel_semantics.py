@@ -126,3 +126,38 @@ def test_a_name_a_cell_adds_to_builtins_is_found_by_later_code_as_in_a_kernel(tm
     result = graded(tmp_path, answer_split_heads=(
         "import builtins\nbuiltins.TO_ARRAY = np.asarray\n" + split))
     assert result.score == 100, result.tests
+
+
+def test_any_module_of_ipython_imports_and_does_nothing_as_the_kernel_shows(tmp_path):
+    # IPython.core.display is where older lessons import HTML from; InteractiveShell's
+    # setting is a common first cell; capture_output hides a cell's prints.
+    result = graded(tmp_path, answer_softmax=(
+        "from IPython.core.display import HTML, display\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.ast_node_interactivity = 'all'\n"
+        "from IPython.utils.capture import capture_output\n"
+        "from IPython import embed\n"
+        "with capture_output() as captured:\n"
+        "    display(HTML('<b>softmax</b>'))\n" + CORRECT["answer_softmax"]))
+    assert result.score == 100, result.extra["load_errors"]
+
+
+def test_a_future_import_holds_for_the_later_cells_as_in_a_kernel(tmp_path):
+    # IPython's compiler keeps a cell's future imports for the cells after it: softmax's
+    # annotation names a type that is never defined, which postponed annotations allow.
+    softmax = CORRECT["answer_softmax"].replace("def softmax(x, axis=-1):",
+                                                "def softmax(x: ArrayLike, axis=-1):")
+    assert softmax != CORRECT["answer_softmax"]
+    result = graded(tmp_path, answer_softmax=softmax, answer_dot_product=(
+        "from __future__ import annotations\n" + CORRECT["answer_dot_product"]))
+    assert result.score == 100, result.extra["load_errors"]
+
+
+def test_a_dataclass_with_postponed_annotations_finds_its_module_as_in_a_kernel(tmp_path):
+    # dataclasses reads string annotations through sys.modules[cls.__module__]: the
+    # cells' namespace is a registered module's, as the kernel's is __main__'s.
+    result = graded(tmp_path, answer_multi_head_attention=(
+        "from __future__ import annotations\nfrom dataclasses import dataclass\n\n"
+        "@dataclass\nclass Heads:\n    count: int\n    width: int = 0\n\n"
+        "assert Heads(2).width == 0\n" + CORRECT["answer_multi_head_attention"]))
+    assert result.score == 100, result.extra["load_errors"]

@@ -16,6 +16,7 @@ from .imports import allowed_by, foreign_in_cells, foreign_in_namespace
 from .known_answers import by_call
 from .framework import (PUBLIC, CheckFailed, InProcessStudent, NotDefinedYet,
                         NotImplementedYet, short)
+from .inert_ipython import kernel_namespace
 from .notebook import graded_cells, run_cells
 from .structure import structural_namer, structures_of
 from .wording import language, say
@@ -279,7 +280,7 @@ def main(argv=None):
     except (OSError, ValueError) as error:  # read_notebook says why in one line
         print(f"cannot read {argv[0]}: {error}", file=sys.stderr)
         return 2
-    namespace = {"__name__": "__student__"}
+    namespace = kernel_namespace()
     for cell_id, problem in run_cells(cells, namespace).items():
         print(f"cell {cell_id} did not run: {short(problem)}", file=sys.stderr)
     rows = [(name, NOT_DEFINED if status == NOT_RUN else status, detail)

@@ -22,9 +22,11 @@ file, the batch's progress: a claim like any other, which the parent uses only t
 a call that never answered.
 """
 
+import __future__  # noqa: F401 - imported here once, for the inert IPython's CellCompiler
 import _thread
 import builtins
 import hashlib
+import importlib.machinery
 import json
 import math
 import mmap
@@ -394,27 +396,59 @@ def compiled(source):
     return code if code is not None else compile(source, INERT_IPYTHON_NAME, "exec")
 
 
-def ipython_modules(source, namespace):
-    """What a kernel gives every cell: ``get_ipython`` and ``display``, inert here, from
-    ``source`` (the grader's selfcheck/inert_ipython.py), which also answers
-    ``import IPython`` and ``from IPython.display import ...``."""
+def ipython_modules(source):
+    """The inert IPython (the grader's selfcheck/inert_ipython.py, as ``source``), as the
+    ``IPython.display`` module, also found as IPython.core.display and
+    IPython.core.display_functions, where display's objects live in a kernel; every
+    other module of IPython is answered by ``InertIPythonModules``."""
     display = types.ModuleType("IPython.display")
     exec(compiled(source), vars(display))
     package = types.ModuleType("IPython")
     package.__path__ = []
     package.display, package.get_ipython = display, display.get_ipython
     package.version_info = display.VERSION_INFO  # matplotlib asks for it
-    sys.modules.update({"IPython": package, "IPython.display": display})
-    return display.kernel_names(namespace)
+    package.__getattr__ = display.anything  # from IPython import embed
+    core = InertIPythonModules.inert("IPython.core", display)
+    core.display = core.display_functions = display
+    package.core = core
+    sys.modules.update({"IPython": package, "IPython.display": display, "IPython.core": core,
+                        "IPython.core.display": display,
+                        "IPython.core.display_functions": display})
+    sys.meta_path.append(InertIPythonModules(display))
+    return display
+
+
+class InertIPythonModules:
+    """``import IPython.<anything>``: IPython is built into the child, inert, so every
+    module of it imports, and what a cell takes from one does nothing (see
+    inert_ipython.anything), as the kernel's magics do here."""
+
+    def __init__(self, display):
+        self.display = display
+
+    @staticmethod
+    def inert(name, display):
+        module = types.ModuleType(name)
+        module.__path__ = []  # a package: its own submodules import too
+        module.__getattr__ = display.anything
+        return module
+
+    def find_spec(self, name, path=None, target=None):
+        if not name.startswith("IPython."):
+            return None
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    def create_module(self, spec):
+        return self.inert(spec.name, self.display)
+
+    def exec_module(self, module):
+        pass
 
 
 class Child:
     def __init__(self, rfd, wfd):
         self.channel = Channel(rfd, wfd)
-        # The real builtins, as a kernel's namespace has them: exec would otherwise give
-        # the cells this module's own copy, and a student's patch of a builtin would not
-        # reach their own code.
-        self.namespace = {"__name__": "__student__", "__builtins__": builtins}
+        self.namespace = {}  # the cells' own, once they are loaded
         self.params = {}  # each contract function's parameters, to bind sealed calls
 
     def load(self, request):
@@ -422,14 +456,20 @@ class Child:
         hears "cell", since each cell has a time limit of its own, as in nbgrader."""
         errors = {}
         global _CLEAN_BUILTINS
-        self.namespace.update(ipython_modules(request["kernel"], self.namespace))
+        display = ipython_modules(request["kernel"])
+        # As in a kernel: a module's namespace, the real builtins (a student's patch of
+        # one reaches their own code; exec would otherwise give this module's copy), and
+        # future imports that hold from their cell on.
+        self.namespace = display.kernel_namespace()
+        self.namespace.update(display.kernel_names(self.namespace))
+        compile_cell = display.CellCompiler()
         exec(compile(request["preamble"], "<preamble>", "exec"), self.namespace)
         _CLEAN_BUILTINS = dict(_BUILTINS)  # the kernel's names went to the namespace
         for index, (cell_id, source) in enumerate(request["cells"]):
             if index:
                 self.channel.send({"op": "cell"})
             try:
-                exec(compile(source, f"<cell {cell_id}>", "exec"), self.namespace)
+                exec(compile_cell(source, f"<cell {cell_id}>"), self.namespace)
             except NotImplementedError:
                 continue
             except BaseException as error:  # noqa: BLE001 - a cell may raise anything

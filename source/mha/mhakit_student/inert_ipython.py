@@ -11,14 +11,28 @@ nothing and never raise, so that a magic never costs the definitions around it.
 - every other magic, ``!cmd``, ``x = !cmd`` and ``name?`` does nothing, and what it
   gives back is ``NOTHING``: any attribute, call or item of it is itself again, it is
   false, empty and zero, and it prints as an empty string.
-- ``display(...)`` and IPython.display's objects show nothing.
+- ``display(...)`` and IPython.display's objects show nothing. In the grading child,
+  every other module of IPython imports too, and what a cell takes from it is inert
+  (``anything``): ``from IPython.core.interactiveshell import InteractiveShell``.
+- a cell is compiled as the kernel compiles it (``CellCompiler``): a ``from __future__``
+  import holds for the cells after it. The cells run in the dict of a module registered
+  as ``__student__`` (``kernel_namespace``), as a kernel's run in ``__main__``'s, so that
+  what looks a class's module up (dataclasses, typing.get_type_hints) finds it.
 
 Standard library only, and self-contained: the grader sends this file's text to the
 child, and also installs it there as the ``IPython`` and ``IPython.display`` modules.
 """
 
+import __future__
+import sys
+import types
+
 VERSION_INFO = (9, 0, 0, "")  # what it tells a library that asks which IPython it is
 BODY_RUNS = ("time", "prun", "capture")  # magics whose code runs in the user's namespace
+STUDENT_MODULE = "__student__"
+FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 class Nothing:
@@ -170,6 +184,41 @@ def __getattr__(name):
     if name[:1].isupper():
         return type(name, (DisplayObject,), {})
     raise AttributeError(f"module 'IPython.display' has no attribute '{name}'")
+
+
+def anything(name):
+    """What any other module of IPython holds, in the grading child: a class for a
+    capitalised name (InteractiveShell, whose settings then change nothing), else
+    NOTHING (capture_output, register_line_magic), which does nothing whatever is done
+    with it."""
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(name)
+    if name.startswith("display"):
+        return display
+    return type(name, (DisplayObject,), {}) if name[:1].isupper() else NOTHING
+
+
+def kernel_namespace():
+    """A fresh namespace for a notebook's cells, with the real builtins: the dict of a
+    new module registered in sys.modules as ``STUDENT_MODULE``."""
+    module = types.ModuleType(STUDENT_MODULE)
+    sys.modules[STUDENT_MODULE] = module
+    namespace = vars(module)
+    namespace["__builtins__"] = sys.modules["builtins"]
+    return namespace
+
+
+class CellCompiler:
+    """Compiles a notebook's cells one after the other, as IPython's kernel does: the
+    ``from __future__`` imports of a cell hold for every cell after it."""
+
+    def __init__(self):
+        self.flags = 0
+
+    def __call__(self, source, filename):
+        code = compile(source, filename, "exec", flags=self.flags, dont_inherit=True)
+        self.flags |= code.co_flags & FUTURE_FLAGS
+        return code
 
 
 def kernel_names(namespace):

@@ -15,7 +15,7 @@ nbgrader metadata calls locked.
 from pathlib import Path
 
 from .cells import nbgrader_meta, normal_source, source_text
-from .inert_ipython import kernel_names
+from .inert_ipython import CellCompiler, kernel_names
 from .ipython_syntax import Reader
 from .notebook_file import read_notebook
 
@@ -52,10 +52,11 @@ def run_cells(cells, namespace):
     (inert_ipython.py); return {cell id: error text}."""
     errors = {}
     namespace.update(kernel_names(namespace))
+    compile_cell = CellCompiler()
     exec(compile(PREAMBLE, "<preamble>", "exec"), namespace)
     for cell_id, source in cells:
         try:
-            exec(compile(source, f"<cell {cell_id}>", "exec"), namespace)
+            exec(compile_cell(source, f"<cell {cell_id}>"), namespace)
         except NotImplementedError:
             continue  # an untouched stub at module level, such as the quiz's
         except BaseException as error:  # noqa: BLE001 - a cell may raise anything
