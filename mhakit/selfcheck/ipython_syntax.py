@@ -26,8 +26,11 @@ IPYTHON_SYNTAX = re.compile(r"^[ \t]*(?:[%!?/,;]|>>>|\.\.\.|In \[)|\?[ \t]*$|=[ 
                             re.MULTILINE)
 # IPython tokenizes the whole cell again after each line it changes, so its cost grows
 # with those lines times the cell's length; a notebook's cells share this many characters
-# of that work, about a second's worth, far above what any cell of a lesson needs.
+# of that work, about a second's worth, far above what any cell of a lesson needs. Each
+# pass is charged as it is made: what the pattern above only suspects (a doctest's
+# ">>>" in a docstring, a comment that ends in "?") costs one pass, as it does IPython.
 BUDGET = 200_000
+PASSES = 500  # IPython's own limit (TRANSFORM_LOOP_LIMIT), past which it gives up
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,12 +70,25 @@ class Reader:
                 for transform in ipython.cleanup_transforms + ipython.line_transforms:
                     lines = transform(lines)
                 return "".join(lines)
-            self.budget -= changes * len(source)
-            if self.budget < 0:
-                return f"raise SyntaxError({say('too-much-ipython', lines=changes)!r})\n"
-            return ipython.transform_cell(source)
+            lines = source.splitlines(keepends=True)
+            for transform in ipython.cleanup_transforms + ipython.line_transforms:
+                lines = transform(lines)
+            return "".join(self._token_transforms(ipython, lines, changes))
         except Exception:  # noqa: BLE001 - what IPython cannot read, the kernel cannot run
             return source
+
+    def _token_transforms(self, ipython, lines, changes):
+        """IPython's transform_cell after its line transforms: a pass over the cell's
+        tokens until one changes nothing, each pass charged to the budget first."""
+        for _ in range(PASSES):
+            self.budget -= sum(map(len, lines))  # a change may lengthen the cell
+            if self.budget < 0:
+                return [f"raise SyntaxError({say('too-much-ipython', lines=changes)!r})\n"]
+            changed, lines = ipython.do_one_token_transform(lines)
+            if not changed:
+                return lines
+        raise RuntimeError(f"IPython's transformation still changed the cell after {PASSES} "
+                           "passes")
 
 
 def as_python(source):

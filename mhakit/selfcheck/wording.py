@@ -106,9 +106,10 @@ TEXTS = {
                      "{name} has not run yet: run the cells above first (or Run All)."),
     # the table's first failure: the check, named as a check, then what it found
     "failed-check": ("检查「{check}」没有通过：{message}", "the check “{check}” failed: {message}"),
-    "too-much-ipython": ("这个单元格有 {lines} 行 IPython 命令，评分时读不了这么多；"
-                         "把它们分到几个单元格里", "this cell has {lines} lines of IPython "
-                         "commands, more than grading reads; spread them over several cells"),
+    "too-much-ipython": ("整个笔记本的 IPython 命令多得评分时读不完（这个单元格有 {lines} 行）；"
+                         "删掉用不着的魔法命令和 ! 命令", "the notebook holds more IPython commands "
+                         "than grading reads (this cell has {lines} lines of them); remove the "
+                         "magics and ! commands it does not need"),
     # an import that grading cannot honour ({offered}: what it does offer, listed)
     "imports-row": ("导入 imports", "imports"),
     "foreign-import": ("评分时没有 {modules}：评分只提供 Python 标准库和 {offered}。"

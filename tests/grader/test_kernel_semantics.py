@@ -161,3 +161,15 @@ def test_a_dataclass_with_postponed_annotations_finds_its_module_as_in_a_kernel(
         "@dataclass\nclass Heads:\n    count: int\n    width: int = 0\n\n"
         "assert Heads(2).width == 0\n" + CORRECT["answer_multi_head_attention"]))
     assert result.score == 100, result.extra["load_errors"]
+
+
+def test_doctest_examples_in_every_answer_cell_cost_nothing(tmp_path):
+    # Prompts and "?" in docstrings only look like IPython's syntax: reading them costs
+    # the notebook's IPython budget one pass per cell, not one per such line.
+    examples = "".join(f"    >>> helper({n})\n    {n}\n    ... # why?\n" for n in range(16))
+    helper = f'\n\ndef helper(x):\n    """x itself.\n\n{examples}    """\n    return x\n'
+    edits = {cell: source + helper for cell, source in CORRECT.items()
+             if cell.startswith("answer_") and "def " in source}
+    assert len(edits) == 8
+    result = graded(tmp_path, **edits)
+    assert result.score == 100, result.extra["load_errors"]

@@ -110,21 +110,50 @@ def test_the_selfcheck_reads_cells_in_a_python_without_ipython(numpy_only_python
     assert sys.executable != str(numpy_only_python)
 
 
+def tokenized(monkeypatch):
+    """[characters] of each pass IPython's transformer makes over a cell's tokens."""
+    work = []
+    one_pass = ipython_syntax.manager().do_one_token_transform
+    monkeypatch.setattr(ipython_syntax.manager(), "do_one_token_transform",
+                        lambda lines: work.append(sum(map(len, lines))) or one_pass(lines))
+    return work
+
+
 def test_a_notebook_cannot_make_the_reader_tokenize_without_bound(monkeypatch):
     # IPython tokenizes a cell again for each line it changes: the reader's budget caps
     # that work per notebook, and a cell past it fails to compile, saying why.
-    work = []
-    transform = ipython_syntax.manager().transform_cell
-    monkeypatch.setattr(ipython_syntax.manager(), "transform_cell",
-                        lambda source: work.append(len(source) * len(
-                            ipython_syntax.IPYTHON_SYNTAX.findall(source))) or transform(source))
+    work = tokenized(monkeypatch)
     reader = ipython_syntax.Reader()
     heavy = "%time x = 1\n" * 40 + "y = 2\n" * 200
     read = [reader.as_python(heavy) for _ in range(200)]
-    assert sum(work) <= ipython_syntax.BUDGET
+    assert 0 < sum(work) <= ipython_syntax.BUDGET
     assert "get_ipython()" in read[0] and read[-1].startswith("raise SyntaxError(")
     namespace, errors = run("%time x = 1\n" * 20_000)
     assert "IPython" in errors["cell"]
+
+
+def doctested(number):
+    """A function whose docstring holds 16 doctest examples, each with a comment that
+    ends in a question mark: 48 lines that look like IPython's syntax and are not."""
+    examples = "".join(f"    >>> scaled{number}({n})\n    {2 * n}\n    ... # and so on?\n"
+                       for n in range(16))
+    return f'def scaled{number}(x):\n    """Twice x.\n\n{examples}    """\n    return 2 * x\n'
+
+
+def test_what_only_looks_like_ipython_costs_a_single_pass_as_in_the_kernel(monkeypatch):
+    # Doctest prompts in docstrings and comments that end in "?" match the pattern that
+    # sends a cell to IPython, which changes nothing in them: a notebook of such cells is
+    # read whole, each cell in one pass, and runs as it does in a kernel.
+    work = tokenized(monkeypatch)
+    reader = ipython_syntax.Reader()
+    cells = [doctested(number) for number in range(60)]
+    suspected = sum(len(ipython_syntax.IPYTHON_SYNTAX.findall(cell)) * len(cell)
+                    for cell in cells)
+    assert suspected > 10 * ipython_syntax.BUDGET  # what the reader charged them before
+    read = [reader.as_python(cell) for cell in cells]
+    assert read == cells and work == [len(cell) for cell in cells]
+    errors = run_cells([(str(number), cell) for number, cell in enumerate(read)], {})
+    assert errors == {}
 
 
 def test_plain_python_and_indented_cells_skip_the_tokenizer_and_read_the_same():
