@@ -132,7 +132,8 @@ def test_any_module_of_ipython_imports_and_does_nothing_as_the_kernel_shows(tmp_
     # IPython.core.display is where older lessons import HTML from; InteractiveShell's
     # setting is a common first cell; capture_output hides a cell's prints.
     result = graded(tmp_path, answer_softmax=(
-        "from IPython.core.display import HTML, display\n"
+        "from IPython.core.display import HTML, Markdown\n"
+        "from IPython.core.display_functions import display\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "InteractiveShell.ast_node_interactivity = 'all'\n"
         "from IPython.utils.capture import capture_output\n"

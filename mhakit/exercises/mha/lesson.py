@@ -26,8 +26,9 @@ INTRO = Text("intro", """\
 评分时这些代码不在 Jupyter 内核里运行，但读法和内核一样：魔法命令（`%timeit`、`%%time`）、
 `!ls` 这样的命令行和 `np.swapaxes?` 这样的帮助都可以留着。评分时它们什么也不做、不输出，
 也不会报错；只有 `%time` 和 `%%time` 会照常运行它们后面的代码。答案单元里可以导入 numpy、
-matplotlib（评分时画的图谁也看不到）、`IPython.display` 和 Python 标准库；导入别的包
-（比如 scipy），评分时那个单元会停在导入那一行，自查会提前告诉你。每个单元格最多可以运行 30 秒。""", """\
+matplotlib（评分时画的图谁也看不到）、IPython 的模块（评分时它们什么也不做）和 Python 标准库；
+导入别的包（比如 scipy），评分时那个单元会停在导入那一行，自查会提前告诉你。每个单元格最多可以
+运行 30 秒，整个笔记本连同评分的检查一共最多 2 分钟。""", """\
 # Multi-head attention, step by step, by hand
 
 This assignment follows the article on multi-head attention: first word vectors and the dot
@@ -50,9 +51,10 @@ When graded, the cells do not run in a Jupyter kernel, but they are read as a ke
 them: magics (`%timeit`, `%%time`), shell commands such as `!ls` and help such as
 `np.swapaxes?` may stay. When graded they do nothing, print nothing and raise nothing; only
 `%time` and `%%time` run the code they are given, as usual. Answer cells may import numpy,
-matplotlib (the figures are drawn where nobody sees them), `IPython.display` and Python's
-standard library. Importing any other package (scipy, say) stops that cell at the import when
-graded, and the self-check tells you so beforehand. Each cell may run for up to 30 s.""")
+matplotlib (the figures are drawn where nobody sees them), IPython's modules (which do nothing
+when graded) and Python's standard library. Importing any other package (scipy, say) stops
+that cell at the import when graded, and the self-check tells you so beforehand. Each cell may
+run for up to 30 s, and the whole notebook, the grader's checks included, for up to 2 minutes.""")
 
 SETUP = Demo("setup", """\
 import math

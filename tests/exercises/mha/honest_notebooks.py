@@ -40,7 +40,8 @@ CASES = (
     "attention-wrong-mha-per-head", "piece-wrong-mha-per-batch-item", "decorators",
     "lambdas", "helper-functions", "module-constants", "numpy-star", "class-of-weights",
     "prints", "plots", "out-of-order", "beginner", "terse", "einsum", "loops-over-heads",
-    "one-wrong-function", "a-scratch-cell-that-raises",
+    "one-wrong-function", "a-scratch-cell-that-raises", "future-import-carried",
+    "dataclass-annotations", "ipython-modules", "threads", "doctest-docstrings",
 )
 
 
@@ -1330,6 +1331,65 @@ def _all(prefix, **overrides):
 
 # ====================================================================== the corpus
 
+# ------------------------------------------------------------ what a kernel keeps between cells
+# A future import in the first answer cell holds for every later cell, as IPython's compiler
+# keeps it; a dataclass under it reads its module through sys.modules; IPython's modules
+# besides IPython.display, as older lessons and copied first cells import them.
+FUTURE_DOT = "from __future__ import annotations\n\n" + reference_body("dot_product")
+ANNOTATED_SOFTMAX = (
+    "from IPython.core.display import HTML, Markdown\n"
+    "from IPython.core.interactiveshell import InteractiveShell\n"
+    "InteractiveShell.ast_node_interactivity = 'all'\n\n"
+    + reference_body("softmax").replace("def softmax(x, axis=-1):",
+                                        "def softmax(x: ArrayLike, axis: int = -1) -> ArrayLike:"))
+DATACLASS_MHA = (
+    "from dataclasses import dataclass\n\n\n@dataclass\nclass HeadShape:\n"
+    "    heads: int\n    width: int\n\n\n" + reference_body("multi_head_attention"))
+CAPTURED_SCRATCH = (
+    "from IPython.utils.capture import capture_output\n\n"
+    "with capture_output() as captured:\n"
+    "    print(softmax(np.array([1.0, 2.0])))\n"
+    "display(HTML('<b>softmax done</b>'))\n")
+
+# Each head in a thread of its own; every function's docstring shows doctest examples.
+THREADED_MHA = '''\
+from concurrent.futures import ThreadPoolExecutor
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
+    """All heads at once, one thread each.
+
+    >>> X = np.ones((2, 4))
+    >>> W = np.eye(4)
+    >>> multi_head_attention(X, W, W, W, W, 2)[0].shape
+    (2, 4)
+    """
+    X = np.asarray(X)
+    Q, K, V = (split_heads(X @ W, num_heads) for W in (W_q, W_k, W_v))
+    m = None if mask is None else np.asarray(mask)[..., None, :, :]
+
+    def head(i):
+        return attention(Q[..., i:i + 1, :, :], K[..., i:i + 1, :, :],
+                         V[..., i:i + 1, :, :], m)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        pairs = list(pool.map(head, range(num_heads)))
+    heads = np.concatenate([o for o, _ in pairs], axis=-3)
+    weights = np.concatenate([w for _, w in pairs], axis=-3)
+    return output_projection(concat_heads(heads), W_o), weights
+'''
+
+
+def _doctested(function):
+    """The reference's function with a docstring of doctest examples (prompts and a
+    question in a comment, which only look like IPython's syntax)."""
+    body = reference_body(function)
+    head, _, rest = body.partition("):\n")
+    examples = "".join(f"    >>> {function}  # example {n}: what does it give?\n    ...\n"
+                       for n in range(12))
+    return f'{head}):\n    """{function}, as the lesson defines it.\n\n{examples}    """\n{rest}'
+
+
 NOTEBOOKS = {
     # ------------------------------------------------------------ whole styles
     "lin_beginner": Honest("zh", "a beginner: every step on its own line", _all("BEGINNER"),
@@ -1444,6 +1504,20 @@ NOTEBOOKS = {
     "nina_mask_heads": Honest("en", "the mask given to the heads without a head axis",
                               {"answer_multi_head_attention": MASK_WITHOUT_HEAD_AXIS_MHA},
                               wrong=("multi_head_attention",), covers=("one-wrong-function",)),
+
+    "ines_kernel_keeps": Honest(
+        "en", "a future import in the first cell, IPython's own modules, a dataclass",
+        {"answer_dot_product": FUTURE_DOT, "answer_softmax": ANNOTATED_SOFTMAX,
+         "answer_multi_head_attention": DATACLASS_MHA},
+        scratch=(("answer_softmax", CAPTURED_SCRATCH),),
+        covers=("future-import-carried", "dataclass-annotations", "ipython-modules")),
+    "jia_threads_doctests": Honest(
+        "zh", "doctest examples in every docstring; the heads in threads",
+        dict({f"answer_{name}": _doctested(name) for name in (
+            "dot_product", "attention_scores", "softmax", "attention", "split_heads",
+            "concat_heads", "output_projection")},
+            answer_multi_head_attention=THREADED_MHA),
+        covers=("threads", "doctest-docstrings")),
 
     # ------------------------------------------------------------ edited and re-run out of order
     "gao_went_back": Honest(
