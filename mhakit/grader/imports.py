@@ -8,19 +8,20 @@ import cost which function, in place of a bare "not implemented".
 
 import ast
 
-from ..selfcheck.imports import cell_imports, offered, parsed, root_of
+from ..selfcheck.imports import cell_imports, offered, parsed, root_of, written_modules
 from ..selfcheck.wording import say, speaking
 
 
 def import_notes(cells, exercise, language="zh"):
     """{function: note} for each contract function that a foreign import cost."""
     allowed, names = exercise.student_imports, set(exercise.function_names)
+    written = written_modules(cells)
     state = {}  # name -> None (defined) or the note that says why it was not
     with speaking(language):
         shown = ", ".join(allowed)
         for cell_id, source in cells:
             foreign = [(line, top, root) for line, top, root in cell_imports(source)
-                       if not offered(root, allowed)]
+                       if not offered(root, allowed) and root not in written]
             stop = next(((line, root) for line, top, root in foreign if top), None)
             for node in _definitions(source, names):
                 if stop and node.lineno > stop[0]:

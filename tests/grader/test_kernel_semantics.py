@@ -174,3 +174,19 @@ def test_doctest_examples_in_every_answer_cell_cost_nothing(tmp_path):
     assert len(edits) == 8
     result = graded(tmp_path, **edits)
     assert result.score == 100, result.extra["load_errors"]
+
+
+def test_a_helper_file_that_the_notebook_writes_is_run_imported_and_read_as_in_a_kernel(
+        tmp_path):
+    # %%writefile writes into the child's own folder; %run, import and open find it there,
+    # as the kernel finds it in the student's folder.
+    result = graded(
+        tmp_path,
+        answer_dot_product="%%writefile helper.py\nimport numpy as np\n\n"
+                           + CORRECT["answer_dot_product"],
+        answer_attention_scores="%run helper.py\n" + CORRECT["answer_attention_scores"],
+        answer_softmax="import helper\nassert helper.dot_product(np.ones(2), np.ones(2)) == 2\n"
+                       + CORRECT["answer_softmax"],
+        answer_attention="exec(open('helper.py').read())\n" + CORRECT["answer_attention"])
+    assert result.score == 100, result.extra["load_errors"]
+    assert result.extra["imports"] == {}  # the notebook's own module is no foreign import

@@ -106,3 +106,16 @@ def test_selfcheck_py_names_an_import_of_the_saved_notebook_and_exits_1(numpy_on
     assert done.returncode == 1
     row = next(line for line in done.stdout.splitlines() if line.startswith("导入 imports"))
     assert "scipy" in row and "answer_softmax:2" in row and "json" not in row
+
+
+def test_a_module_the_notebook_writes_itself_is_no_foreign_import():
+    from mhakit.selfcheck.imports import written_modules
+    from mhakit.selfcheck.ipython_syntax import as_python
+
+    cells = [("a", as_python("%%writefile helper.py\nimport numpy as np\n")),
+             ("b", as_python("%%writefile -a 'more.py'\nx = 1\n")),
+             ("c", "pass  # %%writefile typed.py\nx = 1\n"),  # where IPython is missing
+             ("d", "import helper, more, typed\nimport scipy\n# %%writefile not_this.py\n")]
+    assert written_modules(cells) == {"helper", "more", "typed"}
+    assert foreign_in_cells(cells, ALLOWED) == [("d", 2, "scipy")]
+    assert foreign_in_cells([("d", "import helper\n")], ALLOWED) == [("d", 1, "helper")]

@@ -52,3 +52,41 @@ def test_what_another_module_of_ipython_holds_does_nothing():
         pass
     assert captured is NOTHING and str(captured.stdout) == ""
     assert anything("display_html") is anything("display")
+
+
+def shell_of(namespace, writes):
+    from mhakit.selfcheck.inert_ipython import get_ipython, kernel_names
+
+    namespace.update(kernel_names(namespace, writes=writes))
+    return get_ipython()
+
+
+def test_writefile_writes_only_where_the_shell_may_write(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shell_of({}, writes=False).run_cell_magic("writefile", "helper.py", "x = 1\n")
+    assert not (tmp_path / "helper.py").exists()  # selfcheck.py: the kernel wrote it
+    shell = shell_of({}, writes=True)
+    shell.run_cell_magic("writefile", "'helper.py'", "x = 1\n")
+    shell.run_cell_magic("writefile", "-a helper.py", "y = 2\n")
+    assert (tmp_path / "helper.py").read_text(encoding="utf-8") == "x = 1\ny = 2\n"
+
+
+def test_run_joins_a_files_names_to_the_notebooks_and_stops_only_itself(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helper.py").write_text(
+        "import math\nROOT = math.sqrt(4)\nif __name__ == '__main__':\n    MAIN = True\n",
+        encoding="utf-8")
+    (tmp_path / "uses_outer.py").write_text("INNER = OUTER + 1\n", encoding="utf-8")
+    (tmp_path / "raises.py").write_text("BEFORE = 1\nraise ValueError\n", encoding="utf-8")
+    namespace = {"OUTER": 1}
+    shell = shell_of(namespace, writes=False)
+    shell.run_line_magic("run", "helper.py")
+    assert namespace["ROOT"] == 2 and namespace["MAIN"] is True and "__file__" not in namespace
+    shell.run_line_magic("run", "uses_outer.py")  # its own namespace: OUTER is not there
+    assert "INNER" not in namespace
+    shell.run_line_magic("run", "-i uses_outer.py")
+    assert namespace["INNER"] == 2
+    shell.run_line_magic("run", "raises.py")
+    shell.run_line_magic("run", "missing.py")
+    shell.run_line_magic("run", "other.ipynb")
+    assert namespace["BEFORE"] == 1

@@ -461,7 +461,8 @@ class Child:
         # one reaches their own code; exec would otherwise give this module's copy), and
         # future imports that hold from their cell on.
         self.namespace = display.kernel_namespace()
-        self.namespace.update(display.kernel_names(self.namespace))
+        self.namespace.update(display.kernel_names(self.namespace, writes=True))
+        sys.path.append(os.getcwd())  # the scratch folder: what %%writefile wrote imports
         compile_cell = display.CellCompiler()
         exec(compile(request["preamble"], "<preamble>", "exec"), self.namespace)
         _CLEAN_BUILTINS = dict(_BUILTINS)  # the kernel's names went to the namespace

@@ -10,6 +10,7 @@ with what they cost (from the cells it graded).
 import ast
 import dis
 import functools
+import re
 import sys
 import types
 
@@ -93,8 +94,24 @@ def _cell_imports(source):
 
 def foreign_in_cells(cells, allowed):
     """[(cell id, line, module)] of the imports in ``cells`` that grading cannot honour."""
+    written = written_modules(cells)
     return [(cell_id, line, root) for cell_id, source in cells
-            for line, _, root in cell_imports(source) if not offered(root, allowed)]
+            for line, _, root in cell_imports(source)
+            if not offered(root, allowed) and root not in written]
+
+
+# A cell that writes a module, `%%writefile helper.py` on its first line: as IPython reads
+# it (a call of get_ipython()), or as typed where IPython is missing (ipython_syntax.py).
+WRITEFILE = re.compile(r"""\s*(?:get_ipython\(\)\.run_cell_magic\('writefile',\s*["']|"""
+                       r"""(?:pass  # )?%%writefile[ \t]+)(?:(?:-a|--append)[ \t]+)?["']?"""
+                       r"""([A-Za-z_][A-Za-z0-9_]*)\.py\b""")
+
+
+def written_modules(cells):
+    """The modules the notebook writes itself (``%%writefile helper.py``): grading writes
+    them too, where the cells' imports find them, as the kernel finds them beside the
+    notebook."""
+    return {found.group(1) for _, source in cells if (found := WRITEFILE.match(source))}
 
 
 def foreign_in_namespace(namespace, allowed, names=None):

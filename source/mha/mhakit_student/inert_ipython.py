@@ -8,6 +8,11 @@ nothing and never raise, so that a magic never costs the definitions around it.
 
 - ``%time`` and ``%prun`` run their statement (``x = %time f()`` gives f's value), as
   ``%%time``, ``%%prun`` and ``%%capture`` run their cell; the kernel runs them too.
+- ``%run FILE.py`` runs the file, as the kernel does, and the names it defines join the
+  notebook's (``-i``: it runs among them). ``%%writefile FILE`` writes its cell where the
+  shell may write (the grading child, into its own scratch folder, where %run and import
+  then find it; not ``python selfcheck.py``, in the student's folder, where the kernel
+  wrote it already).
 - every other magic, ``!cmd``, ``x = !cmd`` and ``name?`` does nothing, and what it
   gives back is ``NOTHING``: any attribute, call or item of it is itself again, it is
   false, empty and zero, and it prints as an empty string.
@@ -24,6 +29,8 @@ child, and also installs it there as the ``IPython`` and ``IPython.display`` mod
 """
 
 import __future__
+import os
+import shlex
 import sys
 import types
 
@@ -106,20 +113,57 @@ NOTHING = Nothing()
 
 
 class InertShell:
-    """``get_ipython()`` where there is no kernel, bound to the namespace the cells run in."""
+    """``get_ipython()`` where there is no kernel, bound to the namespace the cells run in;
+    ``writes``: whether %%writefile writes."""
 
-    def __init__(self, namespace):
+    def __init__(self, namespace, writes=False):
         object.__setattr__(self, "user_ns", namespace)
+        object.__setattr__(self, "writes", writes)
 
     def run_line_magic(self, name, line, *args, **kwargs):
         if name in BODY_RUNS and name != "capture":
             return self._run(line)
+        if name == "run":
+            self._run_file(line)
         return NOTHING
 
     def run_cell_magic(self, name, line, cell, *args, **kwargs):
         if name in BODY_RUNS:
             self._run(cell)  # reached only if the cell was not read by ipython_syntax
+        elif name == "writefile" and self.writes:
+            self._write_file(line, cell)
         return NOTHING
+
+    def _write_file(self, line, cell):
+        """``%%writefile [-a] FILE``, as IPython's: the cell's text, in UTF-8."""
+        words = _words(line)
+        files = [word for word in words if not word.startswith("-")]
+        if len(files) == 1:
+            mode = "a" if {"-a", "--append"} & set(words) else "w"
+            with open(os.path.expanduser(files[0]), mode, encoding="utf-8") as handle:
+                handle.write(cell)
+
+    def _run_file(self, line):
+        """``%run [-i] FILE.py``: the file in a namespace of its own whose names then join
+        the notebook's (with -i, in the notebook's). As in IPython, a file that is not
+        there or that raises stops only itself."""
+        words = _words(line)
+        files = [word for word in words if not word.startswith("-")]
+        if not files or not files[0].endswith(".py"):
+            return  # a notebook or a module (-m): not run outside a kernel
+        path = os.path.expanduser(files[0])
+        inside = "-i" in words
+        namespace = self.user_ns if inside else {
+            "__name__": "__main__", "__file__": path,
+            "__builtins__": self.user_ns.get("__builtins__", __builtins__)}
+        try:
+            with open(path, encoding="utf-8") as handle:
+                exec(compile(handle.read(), path, "exec"), namespace)
+        except Exception:  # noqa: BLE001 - the kernel shows it and the cell goes on
+            pass
+        if not inside:
+            self.user_ns.update({name: value for name, value in namespace.items()
+                                 if not name.startswith("__")})
 
     def system(self, *args, **kwargs):
         return NOTHING
@@ -221,8 +265,16 @@ class CellCompiler:
         return code
 
 
-def kernel_names(namespace):
-    """The names IPython gives every cell of a kernel, for cells run in ``namespace``."""
+def _words(line):
+    try:
+        return shlex.split(line)
+    except ValueError:  # an unbalanced quote: IPython's parser refuses it too
+        return []
+
+
+def kernel_names(namespace, writes=False):
+    """The names IPython gives every cell of a kernel, for cells run in ``namespace``;
+    ``writes``: whether %%writefile writes files (see the module's docstring)."""
     global _shell
-    _shell = InertShell(namespace)
+    _shell = InertShell(namespace, writes)
     return {"get_ipython": get_ipython, "display": display}

@@ -41,7 +41,7 @@ CASES = (
     "lambdas", "helper-functions", "module-constants", "numpy-star", "class-of-weights",
     "prints", "plots", "out-of-order", "beginner", "terse", "einsum", "loops-over-heads",
     "one-wrong-function", "a-scratch-cell-that-raises", "future-import-carried",
-    "dataclass-annotations", "ipython-modules", "threads", "doctest-docstrings",
+    "dataclass-annotations", "ipython-modules", "threads", "doctest-docstrings", "helper-file",
 )
 
 
@@ -1379,6 +1379,17 @@ def multi_head_attention(X, W_q, W_k, W_v, W_o, num_heads, mask=None):
     return output_projection(concat_heads(heads), W_o), weights
 '''
 
+# A helper module that the notebook writes itself, then runs, imports and reads.
+HELPER_FILE = {
+    "answer_dot_product": "%%writefile helper.py\nimport numpy as np\n\n\n"
+                          + reference_body("dot_product"),
+    "answer_attention_scores": "%run helper.py\n\n" + reference_body("attention_scores"),
+    "answer_softmax": "import helper\n\nassert helper.dot_product(np.ones(3), np.ones(3)) == 3\n\n"
+                      + reference_body("softmax"),
+    "answer_attention": "exec(open('helper.py', encoding='utf-8').read())\n\n"
+                        + reference_body("attention"),
+}
+
 
 def _doctested(function):
     """The reference's function with a docstring of doctest examples (prompts and a
@@ -1511,6 +1522,9 @@ NOTEBOOKS = {
          "answer_multi_head_attention": DATACLASS_MHA},
         scratch=(("answer_softmax", CAPTURED_SCRATCH),),
         covers=("future-import-carried", "dataclass-annotations", "ipython-modules")),
+    "lars_helper_file": Honest(
+        "zh", "%%writefile helper.py, then %run, import and exec(open(...)) of it", HELPER_FILE,
+        covers=("helper-file",)),
     "jia_threads_doctests": Honest(
         "zh", "doctest examples in every docstring; the heads in threads",
         dict({f"answer_{name}": _doctested(name) for name in (
