@@ -190,3 +190,11 @@ def test_a_helper_file_that_the_notebook_writes_is_run_imported_and_read_as_in_a
         answer_attention="exec(open('helper.py').read())\n" + CORRECT["answer_attention"])
     assert result.score == 100, result.extra["load_errors"]
     assert result.extra["imports"] == {}  # the notebook's own module is no foreign import
+
+
+def test_pylab_puts_numpys_and_pyplots_names_in_the_namespace_as_in_a_kernel(tmp_path):
+    softmax = ("%pylab inline\n\ndef softmax(x, axis=-1):\n"
+               "    e = exp(x - amax(x, axis=axis, keepdims=True))\n"
+               "    return e / e.sum(axis=axis, keepdims=True)\n")
+    result = graded(tmp_path, answer_softmax=softmax)
+    assert result.score == 100, (result.extra["load_errors"], result.parts)

@@ -25,8 +25,8 @@ INTRO = Text("intro", """\
 
 评分时这些代码不在 Jupyter 内核里运行，但读法和内核一样：魔法命令（`%timeit`、`%%time`）、
 `!ls` 这样的命令行和 `np.swapaxes?` 这样的帮助都可以留着。评分时它们什么也不做、不输出，
-也不会报错；只有 `%time`、`%%time`、`%run` 和 `%%writefile` 照常起作用（`%run` 运行的文件
-得由笔记本自己用 `%%writefile` 写出来，评分时才有）。答案单元里可以导入 numpy、
+也不会报错；只有 `%time`、`%%time`、`%pylab`、`%run` 和 `%%writefile` 照常起作用（`%run`
+运行的文件得由笔记本自己用 `%%writefile` 写出来，评分时才有）。答案单元里可以导入 numpy、
 matplotlib（评分时画的图谁也看不到）、IPython 的模块（评分时它们什么也不做）和 Python 标准库；
 导入别的包（比如 scipy），评分时那个单元会停在导入那一行，自查会提前告诉你。每个单元格最多可以
 运行 30 秒，整个笔记本连同评分的检查一共最多 2 分钟。""", """\
@@ -51,8 +51,8 @@ you find mistakes; the grade comes from the hidden checks only.
 When graded, the cells do not run in a Jupyter kernel, but they are read as a kernel reads
 them: magics (`%timeit`, `%%time`), shell commands such as `!ls` and help such as
 `np.swapaxes?` may stay. When graded they do nothing, print nothing and raise nothing; only
-`%time`, `%%time`, `%run` and `%%writefile` work as usual (a file that `%run` runs is there
-when graded only if the notebook writes it itself, with `%%writefile`). Answer cells may import numpy,
+`%time`, `%%time`, `%pylab`, `%run` and `%%writefile` work as usual (a file that `%run` runs
+is there when graded only if the notebook writes it itself, with `%%writefile`). Answer cells may import numpy,
 matplotlib (the figures are drawn where nobody sees them), IPython's modules (which do nothing
 when graded) and Python's standard library. Importing any other package (scipy, say) stops
 that cell at the import when graded, and the self-check tells you so beforehand. Each cell may

@@ -8,6 +8,7 @@ nothing and never raise, so that a magic never costs the definitions around it.
 
 - ``%time`` and ``%prun`` run their statement (``x = %time f()`` gives f's value), as
   ``%%time``, ``%%prun`` and ``%%capture`` run their cell; the kernel runs them too.
+- ``%pylab`` puts numpy's and pyplot's names in the notebook's namespace, as IPython does.
 - ``%run FILE.py`` runs the file, as the kernel does, and the names it defines join the
   notebook's (``-i``: it runs among them). ``%%writefile FILE`` writes its cell where the
   shell may write (the grading child, into its own scratch folder, where %run and import
@@ -125,6 +126,8 @@ class InertShell:
             return self._run(line)
         if name == "run":
             self._run_file(line)
+        elif name == "pylab":
+            self._pylab("--no-import-all" not in _words(line))
         return NOTHING
 
     def run_cell_magic(self, name, line, cell, *args, **kwargs):
@@ -133,6 +136,19 @@ class InertShell:
         elif name == "writefile" and self.writes:
             self._write_file(line, cell)
         return NOTHING
+
+    def _pylab(self, everything):
+        """``%pylab``: numpy and pyplot's names in the notebook's namespace, as IPython's
+        import_pylab puts them (matplotlib may be imported when graded)."""
+        code = ("import numpy\nimport matplotlib\nfrom matplotlib import pylab, mlab, pyplot\n"
+                "np = numpy\nplt = pyplot\n")
+        if everything:
+            code += "from matplotlib.pylab import *\nfrom numpy import *\n"
+        try:
+            exec(code, self.user_ns)
+        except Exception:  # noqa: BLE001 - no matplotlib: the kernel says so and goes on
+            pass
+        self.user_ns["display"] = display
 
     def _write_file(self, line, cell):
         """``%%writefile [-a] FILE``, as IPython's: the cell's text, in UTF-8."""

@@ -42,6 +42,7 @@ CASES = (
     "prints", "plots", "out-of-order", "beginner", "terse", "einsum", "loops-over-heads",
     "one-wrong-function", "a-scratch-cell-that-raises", "future-import-carried",
     "dataclass-annotations", "ipython-modules", "threads", "doctest-docstrings", "helper-file",
+    "pylab",
 )
 
 
@@ -1390,6 +1391,11 @@ HELPER_FILE = {
                         + reference_body("attention"),
 }
 
+# An older lesson's first line: %pylab puts numpy's and pyplot's names in the namespace.
+PYLAB_SOFTMAX = ("%pylab inline\n\n\ndef softmax(x, axis=-1):\n"
+                 "    e = exp(x - amax(x, axis=axis, keepdims=True))\n"
+                 "    return e / e.sum(axis=axis, keepdims=True)\n")
+
 
 def _doctested(function):
     """The reference's function with a docstring of doctest examples (prompts and a
@@ -1525,6 +1531,8 @@ NOTEBOOKS = {
     "lars_helper_file": Honest(
         "zh", "%%writefile helper.py, then %run, import and exec(open(...)) of it", HELPER_FILE,
         covers=("helper-file",)),
+    "pablo_pylab": Honest("en", "%pylab inline, then numpy's names without np.",
+                          {"answer_softmax": PYLAB_SOFTMAX}, covers=("pylab",)),
     "jia_threads_doctests": Honest(
         "zh", "doctest examples in every docstring; the heads in threads",
         dict({f"answer_{name}": _doctested(name) for name in (
