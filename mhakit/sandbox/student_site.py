@@ -5,9 +5,7 @@ gathered in a site of their own. The grader's side: trusted.
 import atexit
 import functools
 import hashlib
-import importlib.metadata
 import os
-import re
 import shutil
 import stat
 import sys
@@ -15,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 import numpy
+
+from ..selfcheck.imports import needed_distributions, top_level
 
 PYTHON_PREFIX = Path(os.path.realpath(sys.base_prefix))
 PYTHON_BINARY = Path(os.path.realpath(sys.executable))
@@ -42,33 +42,13 @@ def student_dirs(packages):
     """The folders and modules of ``packages`` (modules, as an exercise's STUDENT_IMPORTS
     names them: each brings its whole package) and of every package they need, as
     installed here: numpy always, and what is not installed is left out (its import then
-    fails as it would in a kernel without it)."""
-    roots = {module.split(".")[0] for module in packages}
-    found, todo, seen = list(NUMPY_DIRS), sorted(roots - BUILT_INTO_CHILD), set()
-    while todo:
-        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
-        if name in seen:
-            continue
-        seen.add(name)
-        try:
-            distribution = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        for requirement in distribution.requires or ():
-            if "extra ==" not in requirement:  # extras are not installed for students
-                todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group())
-        found += _top_level(distribution)
+    fails as it would in a kernel without it). The self-check offers the same
+    (selfcheck/imports.py)."""
+    roots = {module.split(".")[0] for module in packages} - BUILT_INTO_CHILD
+    found = list(NUMPY_DIRS)
+    for distribution in needed_distributions(tuple(sorted(roots))):
+        found += top_level(distribution)
     return list(dict.fromkeys(found))
-
-
-def _top_level(distribution):
-    """The importable things a distribution installed at the top of its site-packages."""
-    base = Path(distribution.locate_file(""))
-    tops = {Path(str(f)).parts[0] for f in distribution.files or ()
-            if not str(f).startswith("..")}
-    return [base / top for top in sorted(tops)
-            if not top.endswith((".dist-info", ".egg-info", ".pth")) and top != "__pycache__"
-            and ((base / top).is_dir() or top.endswith((".py", ".so")))]
 
 
 @functools.lru_cache(maxsize=8)

@@ -10,9 +10,11 @@ with what they cost (from the cells it graded).
 import ast
 import dis
 import functools
+import importlib.metadata
 import re
 import sys
 import types
+from pathlib import Path
 
 DEFAULT = ("numpy", "IPython.display")  # every kernel has IPython
 
@@ -35,9 +37,52 @@ def root_of(module):
 
 def offered(root, allowed):
     """Whether a module ``root`` (its first dotted part) can be imported when graded;
-    ``allowed`` names modules, whose packages are offered whole."""
+    ``allowed`` names modules, whose packages are offered whole, with every package they
+    need (matplotlib's dateutil and cycler, which pylab's names come from)."""
     return (root in {root_of(module) for module in allowed} or root in sys.stdlib_module_names
-            or root in NOT_IMPORTS or root.startswith("_"))
+            or root in NOT_IMPORTS or root.startswith("_")
+            or root in needed_modules(tuple(allowed)))
+
+
+@functools.lru_cache(maxsize=8)
+def needed_modules(allowed):
+    """The top-level modules of every package that the ``allowed`` modules' packages need,
+    as installed here (the grading child links the same: sandbox/student_site.py)."""
+    roots = {root_of(module) for module in allowed} - {"IPython"}  # the child's own
+    return frozenset(path.name.split(".")[0] for distribution in
+                     needed_distributions(tuple(sorted(roots))) for path in top_level(distribution))
+
+
+@functools.lru_cache(maxsize=8)
+def needed_distributions(roots):
+    """The installed distributions of the packages ``roots`` (top-level module names),
+    and of every package they need, extras aside (they are not installed for students);
+    what is not installed is left out."""
+    found, todo, seen = [], sorted(roots), set()
+    while todo:
+        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for requirement in distribution.requires or ():
+            if "extra ==" not in requirement:
+                todo.append(re.match(r"[A-Za-z0-9._-]+", requirement).group())
+        found.append(distribution)
+    return tuple(found)
+
+
+def top_level(distribution):
+    """The importable things a distribution installed at the top of its site-packages."""
+    base = Path(distribution.locate_file(""))
+    tops = {Path(str(f)).parts[0] for f in distribution.files or ()
+            if not str(f).startswith("..")}
+    return [base / top for top in sorted(tops)
+            if not top.endswith((".dist-info", ".egg-info", ".pth")) and top != "__pycache__"
+            and ((base / top).is_dir() or top.endswith((".py", ".so")))]
 
 
 CACHED_CELL = 20_000  # characters: a lesson's cell, never a tree that holds much memory
@@ -111,7 +156,8 @@ def written_modules(cells):
     """The modules the notebook writes itself (``%%writefile helper.py``): grading writes
     them too, where the cells' imports find them, as the kernel finds them beside the
     notebook."""
-    return {found.group(1) for _, source in cells if (found := WRITEFILE.match(source))}
+    return {found.group(1) for _, source in cells
+            if isinstance(source, str) and (found := WRITEFILE.match(source))}
 
 
 def foreign_in_namespace(namespace, allowed, names=None):

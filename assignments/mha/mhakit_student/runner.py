@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .failed_call import Watched
 from .fingerprints import first_named, name_mistake, with_mistake
-from .imports import allowed_by, foreign_in_cells, foreign_in_namespace
+from .imports import allowed_by, foreign_in_cells, foreign_in_namespace, written_modules
 from .known_answers import by_call
 from .framework import (PUBLIC, CheckFailed, InProcessStudent, NotDefinedYet,
                         NotImplementedYet, short)
@@ -192,6 +192,16 @@ def shipped_imports():
     return allowed_by(exercise)
 
 
+def kernel_imports_row(namespace, functions=()):
+    """The imports row for a kernel's ``namespace`` (limited to what ``functions`` use,
+    when named): its modules that grading cannot offer, but for those a cell of the
+    kernel wrote itself (%%writefile, which grading writes too)."""
+    written = written_modules(enumerate(namespace.get("In") or ()))
+    foreign = foreign_in_namespace(namespace, shipped_imports(), functions or None)
+    return imports_row({module: ", ".join(names) for module, names in foreign.items()
+                        if module not in written})
+
+
 def imports_row(foreign):
     """The table's row for imports that grading cannot honour ({module: where}), if any:
     the student hears of them before submitting, and the self-check is not green."""
@@ -260,8 +270,7 @@ def check(*functions):
     """
     namespace = sys._getframe(1).f_globals
     rows = summarize(public_results(student_of(namespace), functions or None))
-    foreign = foreign_in_namespace(namespace, shipped_imports(), functions or None)
-    rows += imports_row({module: ", ".join(names) for module, names in foreign.items()})
+    rows += kernel_imports_row(namespace, functions)
     print(format_table(rows))
     note = validate_note(rows) if functions else None
     if note:
