@@ -143,5 +143,6 @@ def test_the_kernels_check_leaves_out_a_module_its_cells_wrote(monkeypatch):
     assert kernel_imports_row(namespace) == []
     namespace["In"] = ["", "import helper\n"]
     assert kernel_imports_row(namespace) != []
-    namespace["In"] = [1, None]  # whatever a cell put there, the check goes on
-    assert kernel_imports_row(namespace) != []
+    for history in ([1, None], 5, "import helper"):  # whatever a cell put there, it goes on
+        namespace["In"] = history
+        assert kernel_imports_row(namespace) != []

@@ -196,7 +196,8 @@ def kernel_imports_row(namespace, functions=()):
     """The imports row for a kernel's ``namespace`` (limited to what ``functions`` use,
     when named): its modules that grading cannot offer, but for those a cell of the
     kernel wrote itself (%%writefile, which grading writes too)."""
-    written = written_modules(enumerate(namespace.get("In") or ()))
+    history = namespace.get("In")  # the kernel's inputs, as IPython read them
+    written = written_modules(enumerate(history if isinstance(history, list) else ()))
     foreign = foreign_in_namespace(namespace, shipped_imports(), functions or None)
     return imports_row({module: ", ".join(names) for module, names in foreign.items()
                         if module not in written})

@@ -22,7 +22,7 @@ file, the batch's progress: a claim like any other, which the parent uses only t
 a call that never answered.
 """
 
-import __future__  # noqa: F401 - imported here once, for the inert IPython's CellCompiler
+import __future__  # noqa: F401 - imported once, in the zygote, for the inert IPython
 import _thread
 import builtins
 import hashlib
@@ -32,6 +32,7 @@ import math
 import mmap
 import os
 import re
+import shlex  # noqa: F401 - as __future__: for the inert IPython's magics
 import socket
 import struct
 import sys
