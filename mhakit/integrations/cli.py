@@ -55,9 +55,10 @@ def _problem_before_grading(paths, args):
     if missing:
         return f"no such file or folder: {', '.join(missing)}"
     one_notebook = len(paths) == 1 and paths[0].is_file()
-    if one_notebook and folder_options(args):
-        return (f"{', '.join(folder_options(args))}: for folders of submissions; one "
-                f"notebook's result is printed as JSON on stdout, and nothing is written")
+    unused = folder_options(args) if one_notebook else []
+    if unused:
+        return (f"{', '.join(unused)}: for folders of submissions; one notebook's result "
+                "is printed as JSON on stdout, and nothing is written")
     refused = refusal_before_grading(allow_unconfined=args.allow_unconfined,
                                      allow_shared=args.allow_shared, course=args.gradebook,
                                      warn=_warn)

@@ -65,14 +65,11 @@ class Reader:
         if ipython is None:
             return _without_magic_lines(source)
         try:
-            if not changes:  # an indented cell: IPython's line-by-line clean-up alone
-                lines = source.splitlines(keepends=True)
-                for transform in ipython.cleanup_transforms + ipython.line_transforms:
-                    lines = transform(lines)
-                return "".join(lines)
             lines = source.splitlines(keepends=True)
             for transform in ipython.cleanup_transforms + ipython.line_transforms:
                 lines = transform(lines)
+            if not changes:  # an indented cell: IPython's line-by-line clean-up alone
+                return "".join(lines)
             return "".join(self._token_transforms(ipython, lines, changes))
         except Exception:  # noqa: BLE001 - what IPython cannot read, the kernel cannot run
             return source
